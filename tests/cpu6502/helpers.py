@@ -101,3 +101,11 @@ def memory_diff(ours: np.ndarray, theirs: np.ndarray) -> str:
     where = np.flatnonzero(ours != theirs)[:8]
     return ", ".join(f"${a:04X}: ours {ours[a]:02X} oracle {theirs[a]:02X}"
                      for a in where)
+
+
+def assert_matches_oracle(opcode: int, state: dict) -> None:
+    """One instruction leaves registers, cycles and memory as StellaMPU."""
+    ours, theirs, our_memory, their_memory = one_instruction(opcode, state)
+    assert ours == theirs
+    assert (our_memory == their_memory).all(), memory_diff(our_memory,
+                                                           their_memory)

@@ -21,11 +21,7 @@ from tests.cpu6502.strategies import cpu_state
 @settings(max_examples=25)
 @given(state=cpu_state)
 def test_documented_opcode_matches_py65(opcode, state):
-    ours, theirs, our_memory, their_memory = helpers.one_instruction(
-        opcode, state)
-    assert ours == theirs
-    assert (our_memory == their_memory).all(), helpers.memory_diff(
-        our_memory, their_memory)
+    helpers.assert_matches_oracle(opcode, state)
 
 
 def test_there_are_151_documented_opcodes():

@@ -26,11 +26,7 @@ _NON_JAM = [op for op in UNDOCUMENTED_OPCODES
 @settings(max_examples=25)
 @given(state=cpu_state)
 def test_undocumented_opcode_matches_definition(opcode, state):
-    ours, theirs, our_memory, their_memory = helpers.one_instruction(
-        opcode, state)
-    assert ours == theirs
-    assert (our_memory == their_memory).all(), helpers.memory_diff(
-        our_memory, their_memory)
+    helpers.assert_matches_oracle(opcode, state)
 
 
 def test_opcode_table_is_complete():
