@@ -31,7 +31,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 
-from jaxatari import _config, cpu6502  # noqa: E402
+from jaxatari import _config, cpu6502, flatbus  # noqa: E402
 
 
 def random_programs(batch: int, seed: int = 0):
@@ -44,7 +44,7 @@ def random_programs(batch: int, seed: int = 0):
         a=regs[0], x=regs[1], y=regs[2], sp=regs[3], pc=regs[4],
         p=regs[5] | 0x30, cycles=np.zeros(batch, np.int32),
         jammed=np.zeros(batch, bool))
-    return cpu, cpu6502.flat_memory(memory)
+    return cpu, flatbus.flat_memory(memory)
 
 
 def measure_jax(batch: int, steps: int, repeats: int) -> dict:
@@ -56,7 +56,7 @@ def measure_jax(batch: int, steps: int, repeats: int) -> dict:
     shard = NamedSharding(mesh, PartitionSpec("batch"))
     cpu, memory = jax.device_put(random_programs(batch), shard)
     run = jax.jit(jax.vmap(lambda c, m: cpu6502.run(
-        c, m, cpu6502.FLAT_BUS, steps)), donate_argnums=(0, 1))
+        c, m, flatbus.FLAT_BUS, steps)), donate_argnums=(0, 1))
     cpu, memory = jax.block_until_ready(run(cpu, memory))  # compile, warm
     times = []
     for _ in range(repeats):

@@ -1,6 +1,6 @@
 """jaxatari: an Atari 2600 in pure JAX, bit-exact with ALE, and RL on top."""
 
-from jaxatari import cpu6502
+from jaxatari import cpu6502, flatbus
 
-__all__ = ["cpu6502"]
+__all__ = ["cpu6502", "flatbus"]
 __version__ = "0.1.0"

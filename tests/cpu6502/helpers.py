@@ -12,11 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxatari import cpu6502
+from jaxatari import cpu6502, flatbus
 from tests.cpu6502.stella_py65 import StellaMPU
 
 REGISTERS = ("a", "x", "y", "sp", "pc", "p", "cycles", "jammed")
-BUS = cpu6502.FLAT_BUS
+BUS = flatbus.FLAT_BUS
 
 
 def random_memory(seed: int, avoid_jams: bool = False) -> np.ndarray:
@@ -40,7 +40,7 @@ def cpu_states(a, x, y, sp, pc, p) -> cpu6502.CPUState:
 def batched_run(num_instructions: int):
     """jit(vmap(run)) on the flat bus: (cpus, memories) -> (cpus, memories)."""
     def one(cpu, memory):
-        cpu, state = cpu6502.run(cpu, cpu6502.flat_memory(memory), BUS,
+        cpu, state = cpu6502.run(cpu, flatbus.flat_memory(memory), BUS,
                                  num_instructions)
         return cpu, state.memory
     return jax.jit(jax.vmap(one))
@@ -55,7 +55,7 @@ def batched_trace(num_instructions: int):
             return (cpu, state), jnp.stack([
                 getattr(cpu, name).astype(jnp.int32) for name in REGISTERS])
         (cpu, state), trace = jax.lax.scan(
-            body, (cpu, cpu6502.flat_memory(memory)), None,
+            body, (cpu, flatbus.flat_memory(memory)), None,
             length=num_instructions)
         return trace, BUS.settle(state).memory
     return jax.jit(jax.vmap(one))

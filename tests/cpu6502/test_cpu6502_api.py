@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxatari import cpu6502
+from jaxatari import cpu6502, flatbus
 from tests.cpu6502 import helpers
 
 
@@ -17,8 +17,8 @@ def _memory(program, at=0x1000):
 def test_reset_loads_the_vector_and_stella_registers():
     memory = _memory([])
     memory[0xFFFC:0xFFFE] = (0x4D, 0xF3)
-    cpu, _ = jax.jit(lambda m: cpu6502.reset(cpu6502.flat_memory(m),
-                                             cpu6502.FLAT_BUS))(memory)
+    cpu, _ = jax.jit(lambda m: cpu6502.reset(flatbus.flat_memory(m),
+                                             flatbus.FLAT_BUS))(memory)
     assert helpers.registers_of(jax.tree.map(lambda v: v[None], cpu), 0) == (
         dict(a=0, x=0, y=0, sp=0xFF, pc=0xF34D, p=0x30, cycles=0, jammed=0))
 
@@ -27,12 +27,12 @@ def test_run_equals_repeated_steps():
     memory = helpers.random_memory(3, avoid_jams=True)
     start = cpu6502.make_state(pc=0x4000, a=5, p=0x09)
     cpu, state = jax.jit(lambda c, m: cpu6502.run(
-        c, cpu6502.flat_memory(m), cpu6502.FLAT_BUS, 25))(start, memory)
-    step = jax.jit(lambda c, s: cpu6502.step(c, s, cpu6502.FLAT_BUS))
-    other, other_state = start, cpu6502.flat_memory(memory)
+        c, flatbus.flat_memory(m), flatbus.FLAT_BUS, 25))(start, memory)
+    step = jax.jit(lambda c, s: cpu6502.step(c, s, flatbus.FLAT_BUS))
+    other, other_state = start, flatbus.flat_memory(memory)
     for _ in range(25):
         other, other_state = step(other, other_state)
-    other_state = cpu6502.FLAT_BUS.settle(other_state)
+    other_state = flatbus.FLAT_BUS.settle(other_state)
     assert jax.tree.all(jax.tree.map(jnp.array_equal, cpu, other))
     assert jnp.array_equal(state.memory, other_state.memory)
 

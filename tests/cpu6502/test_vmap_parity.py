@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 
-from jaxatari import cpu6502
+from jaxatari import cpu6502, flatbus
 from tests.cpu6502 import helpers
 
 BATCH, STEPS = 1024, 40
@@ -17,7 +17,7 @@ def test_batch_equals_each_cpu_alone():
     batch_cpus, batch_memory = helpers.batched_run(STEPS)(
         helpers.cpu_states(*regs), memories)
     alone = jax.jit(lambda cpu, memory: cpu6502.run(
-        cpu, cpu6502.flat_memory(memory), helpers.BUS, STEPS))
+        cpu, flatbus.flat_memory(memory), helpers.BUS, STEPS))
     for i in range(0, BATCH, 1):
         cpu = jax.tree.map(lambda leaf: leaf[0],
                            helpers.cpu_states(*regs[:, i:i + 1]))
