@@ -72,7 +72,11 @@ def measure_jax(batch: int, steps: int, repeats: int) -> dict:
 
 
 def measure_py65(instructions: int, repeats: int) -> dict:
-    from py65.devices.mpu6502 import MPU
+    try:  # py65 comes with the test extra, not with jaxatari itself
+        from py65.devices.mpu6502 import MPU
+    except ImportError:
+        return dict(system="py65", skipped="py65 is not installed: "
+                    "pip install -e '.[test]' to measure it")
     cpu, memory = random_programs(1)
     rates = []
     for _ in range(repeats):
