@@ -109,3 +109,9 @@ def assert_matches_oracle(opcode: int, state: dict) -> None:
     assert ours == theirs
     assert (our_memory == their_memory).all(), memory_diff(our_memory,
                                                            their_memory)
+
+
+def opcode_id(opcode: int) -> str:
+    """A readable pytest id: 6D_ADC_abs."""
+    return (f"{opcode:02X}_{cpu6502.MNEMONICS[opcode]}"
+            f"_{cpu6502.MODES[opcode]}")

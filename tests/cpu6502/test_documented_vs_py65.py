@@ -16,8 +16,7 @@ from tests.cpu6502.strategies import cpu_state
 
 
 @pytest.mark.parametrize("opcode", cpu6502.DOCUMENTED_OPCODES,
-                         ids=lambda op: f"{op:02X}_{cpu6502.MNEMONICS[op]}"
-                         f"_{cpu6502.MODES[op]}")
+                         ids=helpers.opcode_id)
 @settings(max_examples=25)
 @given(state=cpu_state)
 def test_documented_opcode_matches_py65(opcode, state):

@@ -21,8 +21,7 @@ _NON_JAM = [op for op in UNDOCUMENTED_OPCODES
 
 
 @pytest.mark.parametrize("opcode", _NON_JAM,
-                         ids=lambda op: f"{op:02X}_{cpu6502.MNEMONICS[op]}"
-                         f"_{cpu6502.MODES[op]}")
+                         ids=helpers.opcode_id)
 @settings(max_examples=25)
 @given(state=cpu_state)
 def test_undocumented_opcode_matches_definition(opcode, state):
