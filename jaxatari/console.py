@@ -1,0 +1,277 @@
+"""The Atari 2600: bus, frame loop and power-on, as ALE runs them.
+
+The bus
+-------
+The 6507 drives 13 address lines, but Stella hands every device the full
+16-bit address (the FE cartridge looks at bit 13). Decoding:
+
+* A12 = 1: the cartridge (`cart.access`; reads and writes both hit hotspots);
+* A12 = 0, A7 = 1: the RIOT (A9 = 0: RAM, A9 = 1: ports and timer);
+* A12 = 0, A7 = 0: the TIA.
+
+Every access puts its byte on the data bus; TIA reads return that previous
+byte's low 6 bits as noise. TIA *writes* are logged during the instruction
+(up to three: JSR and BRK can push into the TIA) and applied right after it;
+TIA *reads* see the collision latches drawn up to the instruction's access
+cycle, which the frame loop draws to before executing it. This is exact
+because M6502Low makes all of an instruction's data accesses at one cycle,
+its end (a page-crossing indexed TIA read, one cycle later, is the
+exception: it sees collisions one CPU cycle early).
+
+The frame loop
+--------------
+`frame` is one call of Stella's `TIA::update`: unless the previous frame was
+cut short, start a frame (cycle counters rebased to the current scanline
+phase, buffers swapped), then run up to 25,000 instructions until a TIA
+write ends the frame (VSYNC cleared a scanline or more after it was set, or
+a write past scanline 290). A frame that hits the instruction cap is
+*partial*: the next call continues it (Q*bert's boot does this).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxatari import cart as cartridge
+from jaxatari import cpu6502, riot, tia
+
+INSTRUCTIONS_PER_UPDATE = 25_000
+SYSTEM_SEED = 4753849
+MAX_TIA_WRITES = 3
+
+
+class Board(NamedTuple):
+    """What is fixed for a game: the cartridge and the display properties."""
+    cart: cartridge.CartArrays
+    ystart: jax.Array
+    hmove_blanks: jax.Array
+
+
+class Inputs(NamedTuple):
+    """The controller and switch lines during a frame.
+
+    swcha: port A pins; swchb: the console switches; fire: int32[2] INPT4/5
+    pressed; paddle_needed: int32[4] for INPT0-3 (see `tia.read`).
+    """
+    swcha: jax.Array
+    swchb: jax.Array
+    fire: jax.Array
+    paddle_needed: jax.Array
+
+
+@struct.dataclass
+class Console:
+    """The whole machine state (one console; vmap adds a batch axis)."""
+    cpu: cpu6502.CPUState
+    riot: riot.RIOTState
+    tia: tia.TIAState
+    segments: jax.Array
+    data_bus: jax.Array
+    last_read: jax.Array
+    log_count: jax.Array
+    log: jax.Array          # int32[3, 4]: address, value, cycle, last_read
+    partial: jax.Array      # the last frame was cut short
+
+
+def make_board(cart: cartridge.Cartridge, ystart: int,
+               hmove_blanks: bool) -> Board:
+    """The jit-side description of a game's hardware."""
+    return Board(cart=cartridge.cart_arrays(cart),
+                 ystart=jnp.int32(ystart),
+                 hmove_blanks=jnp.asarray(hmove_blanks))
+
+
+def system_draws(count: int) -> np.ndarray:
+    """The first `count` outputs of Stella's system generator (mt19937)."""
+    rng = np.random.RandomState(SYSTEM_SEED)
+    return rng._bit_generator.random_raw(count).astype(np.uint32)
+
+
+def riot_timer(draw: int) -> int:
+    """The timer value `M6532::reset` derives from one generator draw."""
+    return 25 + int(draw) % 75
+
+
+# --------------------------------------------------------------------------
+# The bus.
+# --------------------------------------------------------------------------
+
+
+def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
+    def read(state: Console, address, cycle, enabled):
+        in_cart = (address & 0x1000) != 0
+        in_riot = ~in_cart & ((address & 0x80) != 0)
+        cart_value, segments = cartridge.access(
+            board.cart, state.segments, address, enabled & in_cart)
+        new_riot, riot_value = riot.read(state.riot, address, cycle,
+                                         inputs.swcha, inputs.swchb,
+                                         enabled & in_riot)
+        tia_value = tia.read(state.tia, address, cycle, state.data_bus,
+                             inputs._asdict())
+        value = jnp.where(in_cart, cart_value,
+                          jnp.where(in_riot, riot_value, tia_value))
+        return state.replace(
+            segments=segments, riot=new_riot,
+            data_bus=jnp.where(enabled, value, state.data_bus),
+            last_read=state.last_read | enabled), value
+
+    def write(state: Console, address, value, cycle, enabled):
+        in_cart = (address & 0x1000) != 0
+        in_riot = ~in_cart & ((address & 0x80) != 0)
+        in_tia = enabled & ~in_cart & ~in_riot
+        _, segments = cartridge.access(board.cart, state.segments, address,
+                                       enabled & in_cart)
+        entry = jnp.stack([address, value, cycle,
+                           state.last_read.astype(jnp.int32)])
+        slot = jnp.minimum(state.log_count, MAX_TIA_WRITES - 1)
+        log = state.log.at[slot].set(jnp.where(in_tia, entry, state.log[slot]))
+        return state.replace(
+            segments=segments,
+            riot=riot.write(state.riot, address, value, cycle,
+                            enabled & in_riot),
+            log=log, log_count=state.log_count + in_tia,
+            data_bus=jnp.where(enabled, value, state.data_bus),
+            last_read=state.last_read & ~enabled)
+
+    return cpu6502.Bus(read=read, write=write)
+
+
+def _peek_cycles(board: Board, state: Console) -> jax.Array:
+    """Base cycles of the instruction at PC (its data accesses happen at
+    `cycles + this`), read without side effects."""
+    pc = state.cpu.pc
+    physical = (state.segments[(pc >> 10) & 3] + (pc & 0x3FF)
+                + jnp.where((pc & 0x2000) == 0, board.cart.bit13_offset, 0))
+    opcode = board.cart.image[physical].astype(jnp.int32)
+    return jnp.asarray(cpu6502.BASE_CYCLES)[opcode]
+
+
+def _apply_tia_writes(board: Board, state: Console, render):
+    """Apply the instruction's logged TIA writes; WSYNC stalls the CPU."""
+    def body(carry):
+        k, state, stop = carry
+        address, value, cycle, last_read = (state.log[k, i] for i in range(4))
+        new_tia, wait, ends = tia.write(
+            state.tia, address, value, cycle, last_read != 0, board.ystart,
+            board.hmove_blanks, render)
+        cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
+        return k + 1, state.replace(tia=new_tia, cpu=cpu), stop | ends
+
+    count = jnp.minimum(state.log_count, MAX_TIA_WRITES)
+    _, state, stop = jax.lax.while_loop(
+        lambda c: c[0] < count, body, (jnp.int32(0), state, jnp.asarray(False)))
+    return state.replace(log_count=jnp.int32(0)), stop
+
+
+def _instruction(board: Board, inputs: Inputs, state: Console, render):
+    """Draw up to the next instruction's accesses, run it, apply writes."""
+    access_cycle = state.cpu.cycles + _peek_cycles(board, state)
+    state = state.replace(tia=tia.update(state.tia, access_cycle * 3,
+                                         board.ystart, render))
+    cpu, state = cpu6502.step(state.cpu, state, _bus(board, inputs))
+    state = state.replace(cpu=cpu)
+    return _apply_tia_writes(board, state, render)
+
+
+def _start_frame(board: Board, state: Console, render) -> Console:
+    """Stella's `startFrame`: rebase every cycle count to the new frame."""
+    cycles = state.cpu.cycles
+    return state.replace(
+        cpu=state.cpu.replace(cycles=jnp.int32(0)),
+        riot=riot.rebase(state.riot, cycles),
+        tia=tia.start_frame(state.tia, cycles, board.ystart, render))
+
+
+def frame(board: Board, state: Console, inputs: Inputs,
+          render: bool | jax.Array = True) -> Console:
+    """Emulate one ALE frame (one `TIA::update`).
+
+    Args:
+        board: the game's hardware description.
+        state: the console state.
+        inputs: the controller and switch lines for this frame.
+        render: whether to compute pixels. It must be the same for a whole
+            batch; collisions and everything the CPU sees are exact either
+            way, only `screen` is left stale.
+
+    Returns:
+        The console state at the frame's end.
+    """
+    render = jnp.asarray(render)
+    state = jax.lax.cond(state.partial, lambda s: s,
+                         lambda s: _start_frame(board, s, render), state)
+
+    def cond(carry):
+        count, state, stop = carry
+        return (count < INSTRUCTIONS_PER_UPDATE) & ~stop & ~state.cpu.jammed
+
+    def body(carry):
+        count, state, stop = carry
+        state, ends = _instruction(board, inputs, state, render)
+        return count + 1, state, ends
+
+    _, state, stop = jax.lax.while_loop(
+        cond, body, (jnp.int32(0), state, jnp.asarray(False)))
+    partial = ~stop
+    finished = tia.finish_frame(state.tia, state.cpu.cycles, board.ystart,
+                                partial)
+    return state.replace(tia=finished, partial=partial)
+
+
+# --------------------------------------------------------------------------
+# Power on and reset.
+# --------------------------------------------------------------------------
+
+
+def power_on(board: Board, cart: cartridge.Cartridge) -> Console:
+    """The console right after construction: RAM from the system generator.
+
+    The CPU is not reset yet; call `system_reset`.
+    """
+    draws = system_draws(RAM_DRAWS + 1)
+    return Console(
+        cpu=cpu6502.make_state(),
+        riot=riot.power_on(jnp.asarray(draws[:128] & 0xFF, jnp.uint8),
+                           riot_timer(draws[128])),
+        tia=tia.power_on(),
+        segments=jnp.asarray(cart.reset_segments, jnp.int32),
+        data_bus=jnp.int32(0), last_read=jnp.asarray(False),
+        log_count=jnp.int32(0),
+        log=jnp.zeros((MAX_TIA_WRITES, 4), jnp.int32),
+        partial=jnp.asarray(False))
+
+
+RAM_DRAWS = 128
+
+
+def system_reset(board: Board, cart: cartridge.Cartridge, state: Console,
+                 timer: int | jax.Array) -> Console:
+    """Stella's `System::reset`: RIOT (new timer), TIA, cart, then the CPU.
+
+    RIOT RAM and the partial-frame flag are kept, as in Stella.
+    """
+    state = state.replace(
+        riot=riot.reset(state.riot, timer), tia=tia.reset(state.tia),
+        segments=jnp.asarray(cart.reset_segments, jnp.int32))
+    cpu, state = cpu6502.reset(state, _bus(board, _idle_inputs()))
+    return state.replace(cpu=cpu)
+
+
+def _idle_inputs() -> Inputs:
+    return Inputs(swcha=jnp.int32(0xFF), swchb=jnp.int32(0x3F),
+                  fire=jnp.zeros((2,), jnp.int32),
+                  paddle_needed=jnp.full((4,), -2, jnp.int32))
+
+
+def ram(state: Console) -> jax.Array:
+    """uint8[128]: the RIOT RAM, as ALE's `getRAM`."""
+    return state.riot.ram
+
+
+def screen(state: Console) -> jax.Array:
+    """uint8[210, 160]: palette indices of the last frame, as `getScreen`."""
+    return state.tia.screen[state.tia.buffer]

@@ -1,0 +1,350 @@
+"""ALE's environment on top of the console: actions, reset, rewards.
+
+This is ALE's `StellaEnvironment` plus Gymnasium's `AtariEnv`, in the gymnax
+convention:
+
+    env, params = jaxatari.make("breakout")
+    obs, state = env.reset(key, params)
+    obs, state, reward, done, info = env.step(key, state, action, params)
+
+* **Actions** index `env.action_set`: ALE action ids, the minimal set in
+  `getMinimalActionSet()` order (or all 18 with `full_action_space=True`).
+  Joystick games see them on SWCHA/INPT4; paddle games (Pong, Breakout) move
+  the paddle by 23,000 ohms per frame and press its button.
+* **Sticky actions**, ALE's semantics: before every emulated frame, with
+  probability `repeat_action_probability` the previous frame's action is
+  kept. The draws come from the JAX key, not from ALE's mt19937.
+* **Reset** reproduces `loadROM()` + `reset_game()` on the host, once per
+  game: the power-on RAM from Stella's fixed-seed generator, 60 frames of
+  autodetection, 60 NOOP frames, RESET presses, the game's `setMode` and
+  starting actions. ALE draws a fresh RIOT timer at each reset, so
+  consecutive resets differ; `EnvParams.reset_states` holds the states of
+  that many consecutive `reset_game()` calls (the first equals a freshly
+  seeded Gymnasium reset) and `reset` picks one by key.
+* **Rewards, game over and lives** are the game's `RomSettings`
+  (`jaxatari.games`), evaluated after every frame. An episode also ends at
+  `max_num_frames_per_episode` frames, as ALE truncates it. `step`
+  auto-resets on done; the returned observation is then the reset one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxatari import cart as cartridge
+from jaxatari import console, games, palette
+
+PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27450, 790196, 23000
+PADDLE_CENTRE = (PADDLE_MIN + PADDLE_MAX) // 2
+NUM_RESET_FRAMES = 4
+RIGHT_ACTIONS = (3, 6, 8, 11, 14, 16)
+LEFT_ACTIONS = (4, 7, 9, 12, 15, 17)
+UP_ACTIONS = (2, 6, 7, 10, 14, 15)
+DOWN_ACTIONS = (5, 8, 9, 13, 16, 17)
+FIRE_ACTIONS = (1, 10, 11, 12, 13, 14, 15, 16, 17)
+RESET_ACTION, SELECT = 40, -1
+
+
+@struct.dataclass
+class EnvState:
+    """One environment (a batch axis under vmap)."""
+    machine: console.Console
+    vars: jax.Array
+    paddles: jax.Array          # int32[2] resistances of paddles 0 and 1
+    action: jax.Array           # the sticky action of the last frame
+    reward: jax.Array           # the last frame's reward
+    terminal: jax.Array
+    lives: jax.Array
+    episode_frame: jax.Array
+
+
+@struct.dataclass
+class EnvParams:
+    """Settings of Gymnasium's `ALE/<Game>-v5`, plus the cached resets."""
+    frameskip: int = struct.field(pytree_node=False, default=4)
+    repeat_action_probability: float = 0.25
+    max_num_frames_per_episode: int = 108_000
+    obs_type: str = struct.field(pytree_node=False, default="rgb")
+    reset_states: Any = None
+
+
+def _in(action: jax.Array, group: tuple[int, ...]) -> jax.Array:
+    return jnp.any(action == jnp.asarray(group))
+
+
+def paddle_cycles(resistance: jax.Array) -> jax.Array:
+    """Cycles after the dump release until INPT reads high (ALE's paddles).
+
+    Stella computes `(uint32)(1.6 * r * 0.01e-6 * 1.19e6)` in double
+    precision; that equals `r * 1904 // 100000` for every resistance ALE's
+    discrete paddle moves reach (tested in tests/test_environment.py).
+    """
+    return (resistance * 1904) // 100000
+
+
+def frame_inputs(rules: games.GameRules, action: jax.Array,
+                 paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
+    """The console's input lines for one frame of `action` (player B idle)."""
+    fire = _in(action, FIRE_ACTIONS)
+    if rules.paddles:
+        pin_zero, pin_one = (0x40, 0x80) if rules.swap_paddles else (0x80, 0x40)
+        swcha = 0xFF & ~jnp.where(fire, pin_zero, 0)
+        del pin_one
+        left, right = paddle_cycles(paddles[0]), paddle_cycles(paddles[1])
+        pair = (right, left) if rules.swap_paddles else (left, right)
+        far = -1 if rules.swap_paddles else -2   # Pong has paddles on both
+        needed = jnp.stack([pair[0], pair[1], jnp.int32(far), jnp.int32(far)])
+        return console.Inputs(swcha=jnp.int32(swcha), swchb=swchb,
+                              fire=jnp.zeros((2,), jnp.int32),
+                              paddle_needed=needed.astype(jnp.int32))
+    pressed = (jnp.where(_in(action, UP_ACTIONS), 0x10, 0)
+               | jnp.where(_in(action, DOWN_ACTIONS), 0x20, 0)
+               | jnp.where(_in(action, LEFT_ACTIONS), 0x40, 0)
+               | jnp.where(_in(action, RIGHT_ACTIONS), 0x80, 0))
+    return console.Inputs(swcha=(0xFF & ~pressed).astype(jnp.int32),
+                          swchb=swchb,
+                          fire=jnp.stack([fire, False]).astype(jnp.int32),
+                          paddle_needed=jnp.full((4,), -2, jnp.int32))
+
+
+def move_paddles(rules: games.GameRules, action: jax.Array,
+                 paddles: jax.Array) -> jax.Array:
+    """ALE's per-frame paddle move for player A's action."""
+    if not rules.paddles:
+        return paddles
+    delta = jnp.where(_in(action, RIGHT_ACTIONS), -PADDLE_DELTA,
+                      jnp.where(_in(action, LEFT_ACTIONS), PADDLE_DELTA, 0))
+    return paddles.at[0].set(jnp.clip(paddles[0] + delta, PADDLE_MIN,
+                                      PADDLE_MAX))
+
+
+def switches(difficulty: int, reset: jax.Array | bool = False,
+             select: jax.Array | bool = False) -> jax.Array:
+    """SWCHB: colour on, difficulty bits from ALE's mode value, buttons."""
+    value = 0x3F | ((difficulty & 1) << 6) | (((difficulty >> 1) & 1) << 7)
+    return (value & ~jnp.where(reset, 1, 0) & ~jnp.where(select, 2, 0)
+            ).astype(jnp.int32)
+
+
+class AtariEnv:
+    """One Atari-57 game as a gymnax-style environment (see module doc)."""
+
+    def __init__(self, game: str, full_action_space: bool = False,
+                 mode: int | None = None, difficulty: int | None = None,
+                 num_reset_states: int = 4):
+        self.rules = games.lookup(game)
+        self.cart = cartridge.load_cartridge(self.rules.rom_id)
+        self.board = console.make_board(self.cart, self.rules.ystart,
+                                        self.rules.hmove_blanks)
+        self.mode = self.rules.default_mode if mode is None else mode
+        self.difficulty = (self.rules.default_difficulty
+                           if difficulty is None else difficulty)
+        _check_choice("mode", self.mode, self.rules.modes, game)
+        _check_choice("difficulty", self.difficulty, self.rules.difficulties,
+                      game)
+        self.action_set = (tuple(range(18)) if full_action_space
+                           else tuple(self.rules.minimal_actions))
+        self.num_reset_states = num_reset_states
+        self._frame = jax.jit(self._emulate_frame, static_argnums=(3,))
+
+    # ------------------------------------------------------------------ frames
+    def _emulate_frame(self, state: EnvState, action: jax.Array,
+                       buttons: jax.Array, render: bool) -> EnvState:
+        """One ALE frame: inputs, the console, then `RomSettings::step`.
+
+        `buttons` is 0, 1 (RESET held) or 2 (SELECT held).
+        """
+        paddles = move_paddles(self.rules, action, state.paddles)
+        swchb = switches(self.difficulty, buttons == 1, buttons == 2)
+        inputs = frame_inputs(self.rules, action, paddles, swchb)
+        machine = console.frame(self.board, state.machine, inputs, render)
+        reward, terminal, lives, vars_ = self.rules.step(
+            console.ram(machine).astype(jnp.int32), state.vars)
+        stepped = state.replace(vars=vars_, reward=reward, terminal=terminal,
+                                lives=lives)
+        # ALE's pressSelect does not run RomSettings::step on SELECT frames.
+        state = jax.tree.map(lambda a, b: jnp.where(buttons == 2, a, b),
+                             state, stepped)
+        return state.replace(machine=machine, paddles=paddles,
+                             episode_frame=state.episode_frame + 1)
+
+    # ------------------------------------------------------------------ reset
+    def boot(self) -> list[EnvState]:
+        """`loadROM()` then consecutive `reset_game()` calls, on the host."""
+        draws = console.system_draws(console.RAM_DRAWS + 4 +
+                                     self.num_reset_states)
+        timer = lambda k: console.riot_timer(draws[console.RAM_DRAWS + k])
+        machine = console.power_on(self.board, self.cart)
+        machine = console.system_reset(self.board, self.cart, machine,
+                                       timer(1))
+        state = EnvState(machine=machine, vars=self.rules.reset_vars(),
+                         paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32),
+                         action=jnp.int32(0), reward=jnp.int32(0),
+                         terminal=jnp.asarray(False), lives=jnp.int32(0),
+                         episode_frame=jnp.int32(0))
+        for _ in range(60):   # Stella's display-format autodetection
+            state = self._frame(state, jnp.int32(0), jnp.int32(0), True)
+        machine = console.system_reset(self.board, self.cart, state.machine,
+                                       timer(2))
+        states = []
+        for k in range(self.num_reset_states):
+            state = self._reset_game(state.replace(machine=machine), timer(3 + k))
+            states.append(state)
+            machine = state.machine
+        return states
+
+    def _reset_game(self, state: EnvState, riot_timer: int) -> EnvState:
+        """`StellaEnvironment::reset` (ale-facts §1.3)."""
+        machine = console.system_reset(self.board, self.cart, state.machine,
+                                       riot_timer)
+        state = state.replace(machine=machine, episode_frame=jnp.int32(0),
+                              paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32))
+        ops = _ResetOps(self, state)
+        ops.frames(0, 0, 60)
+        ops.soft_reset()
+        ops.state = ops.state.replace(vars=self.rules.reset_vars())
+        self.rules.set_mode(ops, self.mode)
+        ops.soft_reset()
+        for action in self.rules.starting_actions:
+            ops.frames(action, 0, 1)
+        # Reset frames are not counted, except one per pressSelect call.
+        return ops.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
+                                 episode_frame=jnp.int32(ops.selects))
+
+    def default_params(self) -> EnvParams:
+        states = self.boot()
+        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+        return EnvParams(reset_states=stacked)
+
+    # ------------------------------------------------------------------ API
+    def observation(self, state: EnvState, params: EnvParams) -> jax.Array:
+        """The observation of `params.obs_type` for the current frame."""
+        if params.obs_type == "ram":
+            return console.ram(state.machine)
+        screen = console.screen(state.machine)
+        if params.obs_type == "grayscale":
+            return palette.to_grayscale(screen)
+        return palette.to_rgb(screen)
+
+    def reset(self, key: jax.Array, params: EnvParams):
+        """Pick one of the cached post-reset states (a copy, no emulation)."""
+        index = jax.random.randint(key, (), 0, self.num_reset_states)
+        state = jax.tree.map(lambda x: x[index], params.reset_states)
+        return self.observation(state, params), state
+
+    @functools.partial(jax.jit, static_argnums=(0,))
+    def step(self, key: jax.Array, state: EnvState, action: jax.Array,
+             params: EnvParams):
+        """`frameskip` ALE frames of `action`; auto-reset when done.
+
+        Returns:
+            (obs, state, reward, done, info) with info = {"lives",
+            "episode_frame_number", "terminated", "truncated"}.
+        """
+        ale_action = jnp.asarray(self.action_set, jnp.int32)[action]
+        sticky_key, reset_key = jax.random.split(key)
+        draws = jax.random.uniform(sticky_key, (params.frameskip,))
+        total = jnp.int32(0)
+        for i in range(params.frameskip):
+            applied = jnp.where(draws[i] >= params.repeat_action_probability,
+                                ale_action, state.action)
+            state = state.replace(action=applied)
+            over = self._game_over(state, params)
+            stepped = self._emulate_frame(state, applied, jnp.int32(0),
+                                          i == params.frameskip - 1)
+            state = jax.tree.map(lambda a, b: jnp.where(over, a, b), state,
+                                 stepped)
+            total = total + jnp.where(over, 0, state.reward)
+        terminated = state.terminal
+        truncated = self._game_over(state, params) & ~terminated
+        done = terminated | truncated
+        info = {"lives": state.lives,
+                "episode_frame_number": state.episode_frame,
+                "terminated": terminated, "truncated": truncated}
+        obs = self.observation(state, params)
+        reset_obs, reset_state = self.reset(reset_key, params)
+        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
+                             state)
+        obs = jnp.where(done, reset_obs, obs)
+        return obs, state, total, done, info
+
+    def _game_over(self, state: EnvState, params: EnvParams) -> jax.Array:
+        limit = params.max_num_frames_per_episode
+        return state.terminal | ((limit > 0) & (state.episode_frame >= limit))
+
+    def ram(self, state: EnvState) -> jax.Array:
+        """uint8[128], as ALE's `getRAM`."""
+        return console.ram(state.machine)
+
+    def screen(self, state: EnvState) -> jax.Array:
+        """uint8[210, 160] palette indices, as ALE's `getScreen`."""
+        return console.screen(state.machine)
+
+    def screen_rgb(self, state: EnvState) -> jax.Array:
+        """uint8[210, 160, 3], as ALE's `getScreenRGB`."""
+        return palette.to_rgb(console.screen(state.machine))
+
+
+class _ResetOps:
+    """The host-side operations `GameRules.set_mode` drives."""
+
+    def __init__(self, env: AtariEnv, state: EnvState):
+        self.env, self.state = env, state
+        self.selects = 0
+
+    def frames(self, action: int, buttons: int, count: int) -> None:
+        for _ in range(count):
+            self.state = self.env._frame(self.state, jnp.int32(action),
+                                         jnp.int32(buttons), True)
+
+    def ram(self) -> np.ndarray:
+        return np.asarray(console.ram(self.state.machine))
+
+    def press_select(self, n: int = 1) -> None:
+        self.selects += 1
+        self.frames(0, 2, n)
+        self.frames(0, 0, 1)
+
+    def soft_reset(self) -> None:
+        self.frames(0, 1, NUM_RESET_FRAMES)
+
+    def act(self, action: int) -> None:
+        self.frames(action, 0, 1)
+
+
+def _check_choice(what: str, value: int, allowed, game: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"{what} {value} is not available for {game!r}; "
+                         f"choose one of {sorted(allowed)}")
+
+
+def make(game: str, **overrides) -> tuple[AtariEnv, EnvParams]:
+    """Make an environment and its default parameters (Gymnasium v5's).
+
+    Args:
+        game: ale-py's ROM id ("breakout") or an ALE/Gymnasium name
+            ("Breakout", "ALE/Breakout-v5").
+        **overrides: `full_action_space`, `mode`, `difficulty`,
+            `num_reset_states` (environment), and any `EnvParams` field.
+
+    Returns:
+        (env, params).
+    """
+    env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states"}
+    env = AtariEnv(game, **{k: v for k, v in overrides.items()
+                            if k in env_keys})
+    params = env.default_params()
+    fields = {f.name for f in dataclasses.fields(EnvParams)}
+    unknown = set(overrides) - env_keys - fields
+    if unknown:
+        raise TypeError(f"unknown settings {sorted(unknown)}; known: "
+                        f"{sorted(env_keys | fields)}")
+    params = params.replace(**{k: v for k, v in overrides.items()
+                               if k in fields})
+    return env, params

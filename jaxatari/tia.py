@@ -1,0 +1,755 @@
+"""The TIA video chip as ALE's 2007-era Stella emulates it: lazy, exact.
+
+What is emulated
+----------------
+Stella's TIA does not tick per colour clock. It keeps the registers and a
+*render frontier* (`last_update`, in colour clocks since the frame started),
+and whenever the CPU touches the TIA it first draws everything from the
+frontier up to that clock with the registers as they were (`update`), then
+changes the register. This module does the same, with the same rules:
+
+* Only the display window is ever drawn: the 210 lines from the game's
+  YStart. Outside it nothing happens at all, not even collisions.
+* A write takes effect `POKE_DELAY[register]` clocks late (PF0-2 by 4, 5, 2
+  or 3 clocks depending on the position in the line); RESPx that lands in a
+  copy of the player first draws 11 clocks ahead.
+* Object shapes are "masks" fixed when a register changes: each player mask
+  depends on its position, NUSIZ and whether RESPx asked to skip the first
+  copy; the playfield mask (reflected or not) on CTRLPF. At each line end the
+  players' skip flag clears and the playfield takes CTRLPF's reflection (a
+  line end is processed lazily: a draw ending exactly at the line end leaves
+  it *pending* until the next draw).
+* Per pixel the six objects give an `enabled` code; collisions OR
+  `COLLISION_TABLE[code]` into the 15 latches, and the colour comes from
+  Stella's priority encoder. One Stella quirk is kept: when the playfield is
+  the only enabled object, score mode colours it even with priority set.
+* VBLANK draws black and records no collisions. HMOVE in cycles 0-20 or 75
+  blanks the first 8 pixels of the next drawn line start (unless the game's
+  properties turn HMOVE blanks off).
+* Frames are double buffered: a new frame draws over the buffer of the frame
+  before last, so rows a short frame never reaches show that older frame.
+
+How it is computed
+------------------
+A draw from the frontier to a clock covers at most: the rest of the current
+line (current masks), then whole lines and a partial last line (line-start
+masks). Collisions are computed for those at once, with 160-pixel lines as
+five 32-bit words per object (AND, then any). Pixels are only computed when
+the frame is rendered (`render=True`); then each covered row is written, and
+rows strictly inside a long draw are copied from the first such row when the
+frame ends (`fill_rows`).
+
+Not emulated: the Cosmic Ark missile bug (no Atari-57 game uses it), audio.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+HBLANK = 68
+LINE = 228
+WIDTH = 160
+HEIGHT = 210
+MAX_SCANLINES = 290
+WORDS = 5  # 160 pixels as 5 x 32 bits
+
+P0, M0, P1, M1, BL, PF = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+SCORE, PRIORITY = 0x40, 0x80
+
+# Register numbers (write addresses & 0x3F).
+VSYNC, VBLANK, WSYNC, RSYNC, NUSIZ0, NUSIZ1 = 0x00, 0x01, 0x02, 0x03, 0x04, 0x05
+COLUP0, COLUP1, COLUPF, COLUBK, CTRLPF = 0x06, 0x07, 0x08, 0x09, 0x0A
+REFP0, REFP1, PF0, PF1, PF2 = 0x0B, 0x0C, 0x0D, 0x0E, 0x0F
+RESP0, RESP1, RESM0, RESM1, RESBL = 0x10, 0x11, 0x12, 0x13, 0x14
+GRP0, GRP1, ENAM0, ENAM1, ENABL = 0x1B, 0x1C, 0x1D, 0x1E, 0x1F
+HMP0, HMP1, HMM0, HMM1, HMBL = 0x20, 0x21, 0x22, 0x23, 0x24
+VDELP0, VDELP1, VDELBL, RESMP0, RESMP1 = 0x25, 0x26, 0x27, 0x28, 0x29
+HMOVE, HMCLR, CXCLR = 0x2A, 0x2B, 0x2C
+
+# --------------------------------------------------------------------------
+# Tables (facts of Stella's TIA), built once at import.
+# --------------------------------------------------------------------------
+
+POKE_DELAY = np.zeros(64, np.int32)
+POKE_DELAY[[VBLANK, REFP0, REFP1, GRP0, GRP1]] = 1
+POKE_DELAY[[NUSIZ0, NUSIZ1, RESM0, RESM1]] = 8
+POKE_DELAY[[PF0, PF1, PF2]] = -1  # position dependent
+PF_DELAY = np.array([4, 5, 2, 3], np.int32)
+
+HMOVE_BLANK_CYCLES = np.zeros(76, bool)
+HMOVE_BLANK_CYCLES[:21] = True
+HMOVE_BLANK_CYCLES[75] = True
+
+
+def _motion_table() -> np.ndarray:
+    """Stella's complete motion table [76 cycles][16 HM values].
+
+    In HBLANK (cycles 0-20 and 75) an object moves by its nominal HM amount
+    (8 left .. 7 right, as -signed(HM)), clipped from below by how many motion
+    clocks were already missed; late HMOVEs (cycles 55-74) move objects
+    further left, clipped at 0; in between nothing moves.
+    """
+    nominal = np.where(np.arange(16) < 8, -np.arange(16), 16 - np.arange(16))
+    floor = [-8, -8, -8, -8, -6, -5, -5, -4, -3, -2, -2, -1, 0, 1, 1, 2, 3,
+             4, 4, 5, 6]
+    late = [6, 5, 4, 4, 3, 2, 1, 1, 0, -1, -2, -2, -3, -4, -5, -5, -6, -7,
+            -8, -8]
+    table = np.zeros((76, 16), np.int32)
+    for cycle, low in enumerate(floor):
+        table[cycle] = np.maximum(nominal, low)
+    for i, shift in enumerate(late):
+        table[55 + i] = np.minimum(0, nominal + shift)
+    table[75] = nominal
+    return table
+
+
+MOTION = _motion_table()
+
+
+def _copies(mode: int) -> tuple[list[int], int]:
+    """NUSIZ mode -> (copy offsets, size multiplier) of players/missiles."""
+    offsets = {0: [0], 1: [0, 16], 2: [0, 32], 3: [0, 16, 32], 4: [0, 64],
+               5: [0], 6: [0, 32, 64], 7: [0]}[mode]
+    return offsets, {5: 2, 7: 4}.get(mode, 1)
+
+
+def _player_bits(mode: int, skip_first: bool) -> np.ndarray:
+    """For each pixel offset from the position, which GRP bit it shows."""
+    bits = np.zeros(WIDTH, np.int32)
+    offsets, scale = _copies(mode)
+    delay = 1 if scale > 1 else 0  # double/quad players start a pixel late
+    for k, offset in enumerate(offsets):
+        if skip_first and k == 0:
+            continue
+        for x in range(8 * scale):
+            bits[(offset + delay + x) % WIDTH] = 0x80 >> (x // scale)
+    return bits
+
+
+def _pack(pixels: np.ndarray) -> np.ndarray:
+    """bool[..., 160] -> uint32[..., 5] (pixel x = word x//32, bit x%32)."""
+    shaped = pixels.reshape(pixels.shape[:-1] + (WORDS, 32)).astype(np.uint64)
+    return (shaped << np.arange(32, dtype=np.uint64)).sum(-1).astype(np.uint32)
+
+
+def _player_table() -> np.ndarray:
+    """uint32[2 skip, 8 mode, 256 graphics, 5] masks at position 0."""
+    table = np.zeros((2, 8, 256, WIDTH), bool)
+    grp = np.arange(256)[:, None]
+    for skip in range(2):
+        for mode in range(8):
+            table[skip, mode] = (grp & _player_bits(mode, bool(skip))) != 0
+    return _pack(table)
+
+
+def _missile_table() -> np.ndarray:
+    """uint32[8 mode, 4 size, 5]; the ball is mode 0."""
+    table = np.zeros((8, 4, WIDTH), bool)
+    for mode in range(8):
+        offsets = _copies(mode)[0] if mode not in (5, 7) else [0]
+        for size in range(4):
+            for offset in offsets:
+                table[mode, size, (offset + np.arange(1 << size)) % WIDTH] = 1
+    return _pack(table)
+
+
+def _playfield_bit_index() -> np.ndarray:
+    """[2 reflect, 160] -> which of the 20 PF bits each pixel shows."""
+    left = [0, 1, 2, 3] + [11 - k for k in range(8)] + [12 + k for k in
+                                                        range(8)]
+    right_reflected = left[::-1]
+    index = np.zeros((2, WIDTH), np.int32)
+    for reflect, right in ((0, left), (1, right_reflected)):
+        groups = left + right
+        index[reflect] = np.repeat(groups, 4)
+    return index
+
+
+def _playfield_table() -> np.ndarray:
+    """uint32[2 reflect, 3 byte, 256 value, 5]: PF0 (bits 0-3), PF1, PF2."""
+    index = _playfield_bit_index()
+    table = np.zeros((2, 3, 256, WIDTH), bool)
+    value = np.arange(256)[:, None]
+    for reflect in range(2):
+        for byte, base in enumerate((0, 4, 12)):
+            local = index[reflect] - base
+            valid = (local >= 0) & (local < 8)
+            table[reflect, byte] = valid & (
+                (value >> np.clip(local, 0, 7)) & 1).astype(bool)
+    return _pack(table)
+
+
+def _collision_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """Object bit pairs of the 15 collision latches, in latch-bit order."""
+    pairs = [(M0, P1), (M0, P0), (M1, P0), (M1, P1), (P0, PF), (P0, BL),
+             (P1, PF), (P1, BL), (M0, PF), (M0, BL), (M1, PF), (M1, BL),
+             (BL, PF), (P0, P1), (M0, M1)]
+    order = [P0, M0, P1, M1, BL, PF]
+    slot = lambda bit: order.index(bit)
+    return (np.array([slot(a) for a, _ in pairs]),
+            np.array([slot(b) for _, b in pairs]))
+
+
+def _priority_table() -> np.ndarray:
+    """int32[2 half, 256 code] -> colour slot (0 BK, 1 PF, 2 P0, 3 P1)."""
+    table = np.zeros((2, 256), np.int32)
+    for half in range(2):
+        for code in range(256):
+            if code & PRIORITY:
+                colour = 0
+                if code & (P1 | M1):
+                    colour = 3
+                if code & (P0 | M0):
+                    colour = 2
+                if code & (BL | PF):
+                    colour = 1
+            else:
+                colour = 1 if code & BL else 0
+                if code & PF:
+                    colour = (2 + half) if code & SCORE else 1
+                if code & (P1 | M1):
+                    colour = 3 if colour != 2 else 2
+                if code & (P0 | M0):
+                    colour = 2
+            table[half, code] = colour
+    return table
+
+
+PLAYER_MASKS = _player_table()
+MISSILE_MASKS = _missile_table()
+PLAYFIELD_MASKS = _playfield_table()
+PAIR_A, PAIR_B = _collision_pairs()
+PRIORITY_TABLE = _priority_table()
+REFLECT = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.int32)
+ONES = np.array([(1 << k) - 1 for k in range(33)], np.uint64).astype(np.uint32)
+
+# --------------------------------------------------------------------------
+# State.
+# --------------------------------------------------------------------------
+
+_REGISTERS = (
+    "vsync vblank nusiz0 nusiz1 colup0 colup1 colupf colubk ctrlpf refp0 "
+    "refp1 pf grp0 grp1 dgrp0 dgrp1 enam0 enam1 enabl denabl hmp0 hmp1 hmm0 "
+    "hmm1 hmbl vdelp0 vdelp1 vdelbl resmp0 resmp1 collision posp0 posp1 "
+    "posm0 posm1 posbl cur_grp0 cur_grp1 skip_p0 skip_p1 pf_reflect "
+    "hmove_blank last_hmove dump_enabled dump_disabled_cycle frame_start "
+    "last_update to_end vsync_finish buffer frame_greyed row_origin").split()
+
+
+@struct.dataclass
+class TIAState:
+    """Registers, object positions, collision latches, clocks and screen.
+
+    Scalars are int32 (flags 0/1). Clocks are colour clocks since the current
+    frame's cycle 0. `screen` is uint8[2, 210, 160], double buffered:
+    `buffer` is the one being drawn; `written` marks its rows drawn this
+    frame.
+    """
+    regs: dict
+    screen: jax.Array
+    written: jax.Array
+
+    def __getattr__(self, name):
+        regs = object.__getattribute__(self, "regs")
+        if name in regs:
+            return regs[name]
+        raise AttributeError(name)
+
+    def set(self, **changes) -> "TIAState":
+        return self.replace(regs={**self.regs, **changes})
+
+
+def power_on() -> TIAState:
+    """The TIA after `TIA::reset` (all registers and buffers zero)."""
+    regs = {name: jnp.int32(0) for name in _REGISTERS}
+    regs["to_end"] = jnp.int32(LINE)
+    regs["vsync_finish"] = jnp.int32(0x7FFFFFFF)
+    return TIAState(regs=regs, screen=jnp.zeros((2, HEIGHT, WIDTH), jnp.uint8),
+                    written=jnp.zeros((HEIGHT,), bool))
+
+
+def reset(tia: TIAState) -> TIAState:
+    """`TIA::reset` at system cycle 0: registers and both buffers cleared.
+
+    Like Stella's `frameReset`, the frontier and the row origin are the
+    frame's first clock (not the display start); `start_frame` moves them.
+    """
+    return power_on()
+
+
+# --------------------------------------------------------------------------
+# Object masks (five words per object).
+# --------------------------------------------------------------------------
+
+
+def _rotate(base: jax.Array, position: jax.Array) -> jax.Array:
+    """Move a mask drawn at pixel 0 to `position`, wrapping at 160."""
+    start = (WIDTH - position) % WIDTH
+    word, bit = start // 32, (start % 32).astype(jnp.uint32)
+    idx = (word + jnp.arange(WORDS)) % WORDS
+    low = base[idx] >> bit
+    high = jnp.where(bit == 0, jnp.uint32(0),
+                     base[(idx + 1) % WORDS] << ((32 - bit) % 32))
+    return low | high
+
+
+def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
+    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled` order)."""
+    def player(grp, nusiz, skip, pos):
+        return _rotate(jnp.asarray(PLAYER_MASKS)[skip, nusiz & 7, grp], pos)
+
+    def missile(nusiz, on, pos):
+        base = jnp.asarray(MISSILE_MASKS)[nusiz & 7, (nusiz >> 4) & 3]
+        return jnp.where(on != 0, _rotate(base, pos), jnp.uint32(0))
+
+    ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
+    ball = jnp.where(ball_on != 0, _rotate(jnp.asarray(MISSILE_MASKS)[
+        0, (tia.ctrlpf >> 4) & 3], tia.posbl), jnp.uint32(0))
+    table = jnp.asarray(PLAYFIELD_MASKS)[reflect]
+    pf = tia.pf
+    playfield = (table[0, pf & 0xF] | table[1, (pf >> 4) & 0xFF]
+                 | table[2, (pf >> 12) & 0xFF])
+    return jnp.stack([
+        player(tia.cur_grp0, tia.nusiz0, skip_p0, tia.posp0),
+        missile(tia.nusiz0, tia.enam0 * (1 - tia.resmp0), tia.posm0),
+        player(tia.cur_grp1, tia.nusiz1, skip_p1, tia.posp1),
+        missile(tia.nusiz1, tia.enam1 * (1 - tia.resmp1), tia.posm1),
+        ball, playfield])
+
+
+def enabled_objects(tia: TIAState) -> jax.Array:
+    """Stella's `myEnabledObjects`: which objects could draw at all."""
+    ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
+    flags = [(tia.cur_grp0 != 0, P0), ((tia.enam0 != 0) & (tia.resmp0 == 0),
+             M0), (tia.cur_grp1 != 0, P1),
+             ((tia.enam1 != 0) & (tia.resmp1 == 0), M1),
+             (ball_on != 0, BL), (tia.pf != 0, PF)]
+    return sum(jnp.where(on, bit, 0) for on, bit in flags)
+
+
+def _span(x0: jax.Array, x1: jax.Array) -> jax.Array:
+    """uint32[5] with pixels [x0, x1) set."""
+    base = jnp.arange(WORDS) * 32
+    hi = jnp.clip(x1 - base, 0, 32)
+    lo = jnp.clip(x0 - base, 0, 32)
+    ones = jnp.asarray(ONES)
+    return ones[hi] & ~ones[lo]
+
+
+def _collisions(objects: jax.Array, span: jax.Array) -> jax.Array:
+    """The collision latch bits that `objects` produce within `span`."""
+    hits = objects[PAIR_A] & objects[PAIR_B] & span
+    bits = jnp.any(hits != 0, axis=1).astype(jnp.int32)
+    return jnp.sum(bits << jnp.arange(15))
+
+
+# --------------------------------------------------------------------------
+# Drawing.
+# --------------------------------------------------------------------------
+
+
+def _line_pixels(tia: TIAState, objects: jax.Array) -> jax.Array:
+    """uint8[160] colours of one line drawn with `objects` (no VBLANK)."""
+    x = jnp.arange(WIDTH)
+    bits = (objects[:, x >> 5] >> (x & 31).astype(jnp.uint32)) & 1
+    code = jnp.sum(bits.astype(jnp.int32) << jnp.arange(6)[:, None], axis=0)
+    mode = (tia.ctrlpf & 0x06) << 5
+    half = (x >= 80).astype(jnp.int32)
+    slot = jnp.asarray(PRIORITY_TABLE)[half, code | mode]
+    only_pf = (enabled_objects(tia) == PF) & ((tia.ctrlpf & 0x02) != 0)
+    slot = jnp.where(only_pf & ((code & PF) != 0), 2 + half, slot)
+    colours = jnp.stack([tia.colubk, tia.colupf, tia.colup0, tia.colup1])
+    return colours[slot].astype(jnp.uint8)
+
+
+def _segment(tia: TIAState, start, end):
+    """Stella's per-line bookkeeping for line clocks [start, end).
+
+    Returns the first and last pixel drawn, whether the HMOVE blank applies
+    to this segment, and whether it ends the blank.
+    """
+    drawn_from = jnp.where(start < HBLANK, jnp.minimum(HBLANK, end), start)
+    blank = (tia.hmove_blank != 0) & (drawn_from < HBLANK + 8)
+    clears = blank & (end >= HBLANK + 8)
+    return drawn_from - HBLANK, end - HBLANK, blank, clears
+
+
+def _write_row(screen, written, buffer, row, pixels, x0, x1, blank, on):
+    """Write pixels [x0, x1) of `row` if `on` (first 8 black if `blank`).
+
+    Rows past the 210 kept ones (Stella's buffer has 300) are dropped.
+    """
+    x = jnp.arange(WIDTH)
+    pixels = jnp.where(blank & (x < 8), jnp.uint8(0), pixels)
+    on = on & (row >= 0) & (row < HEIGHT) & (x1 > x0)
+    row = jnp.clip(row, 0, HEIGHT - 1)
+    old = screen[buffer, row]
+    new = jnp.where(on & (x >= x0) & (x < x1), pixels, old)
+    return (screen.at[buffer, row].set(new),
+            written.at[row].set(written[row] | on))
+
+
+def _line_start_masks(tia: TIAState) -> TIAState:
+    """What Stella redoes at each line end: players lose the skip flag, the
+    playfield takes CTRLPF's reflection."""
+    return tia.set(skip_p0=jnp.int32(0), skip_p1=jnp.int32(0),
+                   pf_reflect=tia.ctrlpf & 1)
+
+
+def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
+           render: bool | jax.Array) -> TIAState:
+    """Draw from the frontier up to `clock` (Stella's `updateFrame`).
+
+    Args:
+        tia: the TIA state.
+        clock: the colour clock to draw up to.
+        ystart: the first displayed scanline.
+        render: whether to compute pixels (collisions are always computed).
+            Must be the same for the whole batch (it selects a `lax.cond`).
+
+    Returns:
+        The TIA state drawn up to `clock`.
+    """
+    start = tia.frame_start + LINE * ystart
+    stop = start + LINE * HEIGHT
+    target = jnp.minimum(clock, stop)
+    active = (clock >= start) & (tia.last_update < stop) & (
+        tia.last_update < target)
+    pending = active & (tia.to_end == 0)
+    tia = jax.tree.map(lambda a, b: jnp.where(pending, a, b),
+                       _line_start_masks(tia).set(to_end=jnp.int32(LINE)), tia)
+    total = target - tia.last_update
+    first_len = jnp.minimum(total, tia.to_end)
+    line_pos = LINE - tia.to_end
+    rest = total - first_len
+    crosses = rest > 0
+    full_lines = jnp.maximum(rest - 1, 0) // LINE
+    last_len = rest - LINE * full_lines
+    now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect)
+    nxt = _line_start_masks(tia)
+    later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect)
+    a0, a1, blank_a, clears_a = _segment(tia, line_pos, line_pos + first_len)
+    blank_after_a = (tia.hmove_blank != 0) & ~clears_a
+    b_end = jnp.where(full_lines > 0, LINE, last_len)
+    b0, b1, blank_b, clears_b = _segment(
+        tia.set(hmove_blank=blank_after_a.astype(jnp.int32)), 0, b_end)
+    b0 = jnp.where(crosses, b0, 0)
+    b1 = jnp.where(crosses, b1, 0)
+    tail = jnp.where(full_lines > 0, WIDTH, jnp.maximum(last_len - HBLANK, 0))
+    visible = (tia.vblank & 0x02) == 0
+    hits = _collisions(now, _span(jnp.maximum(a0, 0), jnp.maximum(a1, 0)))
+    hits = hits | jnp.where(crosses, _collisions(later, _span(0, tail)), 0)
+    hits = jnp.where(visible, hits, 0)
+    hmove_blank = jnp.where(crosses, blank_after_a & ~clears_b,
+                            blank_after_a)
+
+    origin_row = (tia.last_update - tia.row_origin) // LINE
+    last_px = jnp.clip(last_len - HBLANK, 0, WIDTH)
+
+    def draw(screen_written):
+        screen, written = screen_written
+        black = jnp.zeros((WIDTH,), jnp.uint8)
+        line_a = jnp.where(visible, _line_pixels(tia, now), black)
+        line_b = jnp.where(visible, _line_pixels(nxt, later), black)
+        last_row = origin_row + 1 + full_lines
+        for r, pixels, x0, x1, blank, on in (
+                (origin_row, line_a, a0, a1, blank_a, active),
+                (origin_row + 1, line_b, b0, b1, blank_b, active & crosses),
+                (origin_row + 2, line_b, 0, WIDTH, False,
+                 active & crosses & (full_lines >= 2)),
+                (last_row, line_b, 0, last_px, False,
+                 active & crosses & (full_lines >= 1))):
+            screen, written = _write_row(screen, written, tia.buffer, r,
+                                         pixels, x0, x1, blank, on)
+        return screen, written
+
+    screen, written = jax.lax.cond(render, draw, lambda sw: sw,
+                                   (tia.screen, tia.written))
+    new_to_end = jnp.where(crosses, LINE - last_len, tia.to_end - first_len)
+    base = {k: jnp.where(crosses, nxt.regs[k], tia.regs[k]) for k in tia.regs}
+    drawn = TIAState(regs=base, screen=tia.screen, written=tia.written).set(
+        collision=tia.collision | hits, hmove_blank=hmove_blank.astype(
+            jnp.int32), last_update=target, to_end=new_to_end)
+    regs = jax.tree.map(lambda a, b: jnp.where(active, a, b), drawn.regs,
+                        tia.regs)
+    return TIAState(regs=regs, screen=screen, written=written)
+
+
+# --------------------------------------------------------------------------
+# Register writes, reads and the frame.
+# --------------------------------------------------------------------------
+
+
+def _c_div(a: jax.Array, b: int) -> jax.Array:
+    """C integer division (truncates towards zero)."""
+    q = jnp.abs(a) // b
+    return jnp.where(a < 0, -q, q)
+
+
+def _current_graphics(t: dict) -> dict:
+    """Recompute the drawn GRPx from the (delayed) registers and REFPx."""
+    for p in "01":
+        grp = jnp.where(t[f"vdelp{p}"] != 0, t[f"dgrp{p}"], t[f"grp{p}"])
+        t[f"cur_grp{p}"] = jnp.where(t[f"refp{p}"] != 0,
+                                     jnp.asarray(REFLECT)[grp], grp)
+    return t
+
+
+def _wrap(pos: jax.Array) -> jax.Array:
+    return jnp.where(pos >= WIDTH, pos - WIDTH, jnp.where(pos < 0, pos + WIDTH,
+                                                          pos))
+
+
+def _reset_player(t: dict, p: str, hpos: jax.Array) -> tuple[dict, jax.Array]:
+    """RESPx: new position, skip flag, and whether to draw 11 clocks ahead."""
+    newx = jnp.where(hpos < HBLANK, 3, ((hpos - HBLANK) + 5) % WIDTH)
+    oldx, mode = t[f"posp{p}"], t[f"nusiz{p}"] & 7
+    offsets = jnp.asarray(_RESET_OFFSETS)[mode]
+    sizes = jnp.asarray(_RESET_SIZES)[mode]
+    rel = (newx - oldx) % WIDTH
+    in_delay = jnp.any((rel >= offsets) & (rel < offsets + 4) & (offsets >= 0))
+    in_copy = jnp.any((rel >= offsets + 4) & (rel < offsets + 4 + sizes) &
+                      (offsets >= 0))
+    when = jnp.where(in_copy, 1, jnp.where(in_delay, -1, 0))
+    t[f"posp{p}"] = newx
+    t[f"skip_p{p}"] = jnp.where(when == -1, 0, 1)
+    return t, when == 1
+
+
+_RESET_OFFSETS = np.full((8, 3), -1000, np.int32)
+_RESET_SIZES = np.full((8,), 8, np.int32)
+for _mode in range(8):
+    _offs = _copies(_mode)[0]
+    _RESET_OFFSETS[_mode, :len(_offs)] = _offs
+_RESET_SIZES[5], _RESET_SIZES[7] = 16, 32
+
+
+def _reset_object(hpos, since_hmove, hacks):
+    """RESMx/RESBL position, with Stella's per-game HMOVE-distance hacks."""
+    pos = jnp.where(hpos < HBLANK, 2, ((hpos - HBLANK) + 4) % WIDTH)
+    for clocks, hposes, value in hacks:
+        hit = (since_hmove == clocks) & jnp.any(hpos == jnp.asarray(hposes))
+        pos = jnp.where(hit, value, pos)
+    return pos
+
+
+def _apply(t: dict, reg, value, clock, allow_hmove_blanks) -> dict:
+    """The register change of a TIA write (after drawing up to it)."""
+    hpos = (clock - t["frame_start"]) % LINE
+    since_hmove = clock - t["last_hmove"]
+    new = dict(t)
+    set_ = lambda name, v, cond: new.__setitem__(
+        name, jnp.where(cond, v, new[name]))
+    is_ = lambda r: reg == r
+    for r, name in ((VSYNC, "vsync"), (NUSIZ0, "nusiz0"), (NUSIZ1, "nusiz1"),
+                    (CTRLPF, "ctrlpf"), (VDELP0, "vdelp0"), (VDELP1, "vdelp1"),
+                    (VDELBL, "vdelbl")):
+        set_(name, value if r in (VSYNC, NUSIZ0, NUSIZ1, CTRLPF)
+             else value & 1, is_(r))
+    for r, name in ((COLUP0, "colup0"), (COLUP1, "colup1"),
+                    (COLUPF, "colupf"), (COLUBK, "colubk")):
+        set_(name, value & 0xFE, is_(r))
+    for r, name in ((HMP0, "hmp0"), (HMP1, "hmp1"), (HMM0, "hmm0"),
+                    (HMM1, "hmm1"), (HMBL, "hmbl")):
+        set_(name, value >> 4, is_(r))
+        set_(name, 0, is_(HMCLR))
+    set_("vsync_finish", clock + LINE, is_(VSYNC) & ((value & 2) != 0))
+    set_("vsync_finish", 0x7FFFFFFF, is_(VSYNC) & ((value & 2) == 0) &
+         (clock >= t["vsync_finish"]))
+    # VBLANK and the paddle dump transistors.
+    set_("dump_enabled", 1, is_(VBLANK) & ((t["vblank"] & 0x80) == 0) &
+         ((value & 0x80) != 0))
+    releases = is_(VBLANK) & ((t["vblank"] & 0x80) != 0) & ((value & 0x80) == 0)
+    set_("dump_enabled", 0, releases)
+    set_("dump_disabled_cycle", _c_div(clock, 3), releases)
+    set_("vblank", value, is_(VBLANK))
+    set_("skip_p0", 0, is_(NUSIZ0))
+    set_("skip_p1", 0, is_(NUSIZ1))
+    set_("pf_reflect", value & 1, is_(CTRLPF) & (hpos < HBLANK + 79))
+    # Playfield.
+    set_("pf", (t["pf"] & 0xFFFF0) | ((value >> 4) & 0x0F), is_(PF0))
+    set_("pf", (t["pf"] & 0xFF00F) | (value << 4), is_(PF1))
+    set_("pf", (t["pf"] & 0x00FFF) | (value << 12), is_(PF2))
+    # Reflection flips the drawn graphics in place.
+    for p, r in (("0", REFP0), ("1", REFP1)):
+        flip = is_(r) & (((value & 0x08) != 0) != (t[f"refp{p}"] != 0))
+        set_(f"cur_grp{p}", jnp.asarray(REFLECT)[t[f"cur_grp{p}"]], flip)
+        set_(f"refp{p}", (value >> 3) & 1, is_(r))
+    # Graphics and their vertical delay registers.
+    set_("grp0", value, is_(GRP0))
+    set_("dgrp1", t["grp1"], is_(GRP0))
+    set_("grp1", value, is_(GRP1))
+    set_("dgrp0", t["grp0"], is_(GRP1))
+    set_("denabl", t["enabl"], is_(GRP1))
+    set_("enam0", (value >> 1) & 1, is_(ENAM0))
+    set_("enam1", (value >> 1) & 1, is_(ENAM1))
+    set_("enabl", (value >> 1) & 1, is_(ENABL))
+    regraph = is_(GRP0) | is_(GRP1) | is_(VDELP0) | is_(VDELP1)
+    graphics = _current_graphics(dict(new))
+    for p in "01":
+        set_(f"cur_grp{p}", graphics[f"cur_grp{p}"], regraph)
+    # Missiles locked to players.
+    for p, r in (("0", RESMP0), ("1", RESMP1)):
+        mode = t[f"nusiz{p}"] & 7
+        middle = jnp.where(mode == 5, 8, jnp.where(mode == 7, 16, 4))
+        unlock = is_(r) & (t[f"resmp{p}"] != 0) & ((value & 2) == 0)
+        set_(f"posm{p}", (t[f"posp{p}"] + middle) % WIDTH, unlock)
+        set_(f"resmp{p}", (value >> 1) & 1, is_(r))
+    # Position resets.
+    for p, r in (("0", RESP0), ("1", RESP1)):
+        moved, _ = _reset_player(dict(t), p, hpos)
+        set_(f"posp{p}", moved[f"posp{p}"], is_(r))
+        set_(f"skip_p{p}", moved[f"skip_p{p}"], is_(r))
+    set_("posm0", _reset_object(hpos, since_hmove, [(60, [69], 8)]),
+         is_(RESM0))
+    set_("posm1", _reset_object(hpos, since_hmove, [(9, [18], 3)]),
+         is_(RESM1))
+    set_("posbl", _reset_object(hpos, since_hmove, [
+        (54, [60, 69], 10), (9, [18], 3), (21, [30], 6), (18, [27], 5)]),
+        is_(RESBL))
+    # HMOVE.
+    cycle = hpos // 3
+    hm = is_(HMOVE)
+    set_("hmove_blank", 1, hm & allow_hmove_blanks &
+         jnp.asarray(HMOVE_BLANK_CYCLES)[cycle])
+    for pos, motion in (("posp0", "hmp0"), ("posp1", "hmp1"),
+                        ("posm0", "hmm0"), ("posm1", "hmm1"),
+                        ("posbl", "hmbl")):
+        set_(pos, _wrap(t[pos] + jnp.asarray(MOTION)[cycle, t[motion]]), hm)
+    set_("skip_p0", 0, hm)
+    set_("skip_p1", 0, hm)
+    set_("last_hmove", clock, hm)
+    set_("collision", 0, is_(CXCLR))
+    return new
+
+
+def write(tia: TIAState, address: jax.Array, value: jax.Array,
+          cycle: jax.Array, last_access_was_read: jax.Array,
+          ystart: jax.Array, allow_hmove_blanks: jax.Array,
+          render: bool | jax.Array) -> tuple[TIAState, jax.Array, jax.Array]:
+    """A CPU write to the TIA (Stella's `TIA::poke`).
+
+    Args:
+        tia: the TIA state.
+        address: the CPU address (the register is `address & 0x3F`).
+        value: the byte written.
+        cycle: the CPU cycle of the write (since the frame's cycle 0).
+        last_access_was_read: whether the CPU's previous access was a read
+            (WSYNC only halts the CPU then).
+        ystart: the game's first displayed scanline.
+        allow_hmove_blanks: the game's HMOVE-blank property.
+        render: whether pixels are computed this frame.
+
+    Returns:
+        The new state, the CPU cycles WSYNC adds, and whether this write ends
+        the frame (VSYNC off, or past the 290-scanline limit).
+    """
+    reg = address & 0x3F
+    clock = cycle * 3
+    x = (clock - tia.frame_start) % LINE
+    delay = jnp.asarray(POKE_DELAY)[reg]
+    delay = jnp.where(delay < 0, jnp.asarray(PF_DELAY)[(x // 3) & 3], delay)
+    # RESPx inside a copy of the player first draws 11 clocks ahead.
+    ahead = jnp.zeros((), bool)
+    for p, r in (("0", RESP0), ("1", RESP1)):
+        _, early = _reset_player(dict(tia.regs), p, x)
+        ahead = ahead | ((reg == r) & early)
+    tia = update(tia, jnp.where(ahead, clock + 11, clock + delay), ystart,
+                 render)
+    too_long = (clock - tia.frame_start) // LINE > MAX_SCANLINES
+    vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
+        clock >= tia.vsync_finish)
+    tia = tia.replace(regs=_apply(dict(tia.regs), reg, value, clock,
+                                  allow_hmove_blanks))
+    line_cycle = (cycle - _c_div(tia.frame_start, 3)) % 76
+    wait = jnp.where((reg == WSYNC) & last_access_was_read & (line_cycle > 0),
+                     76 - line_cycle, 0)
+    return tia, wait, too_long | vsync_end
+
+
+def read(tia: TIAState, address: jax.Array, cycle: jax.Array,
+         data_bus: jax.Array, inputs: dict) -> jax.Array:
+    """A CPU read of the TIA (Stella's `TIA::peek`), drawn up to `cycle`.
+
+    Args:
+        tia: the TIA state, already drawn up to this cycle.
+        address: the CPU address (the register is `address & 0x0F`).
+        cycle: the CPU cycle of the read.
+        data_bus: the last byte on the data bus (its low 6 bits are noise).
+        inputs: `fire` int32[2] (1 = pressed, left/right INPT4/5) and
+            `paddle_needed` int32[4]: for INPT0-3, the cycles after the dump
+            is released before the capacitor reads high; -1 for "always high"
+            (minimum resistance), -2 for "never" (no paddle).
+
+    Returns:
+        The byte read.
+    """
+    reg = address & 0x0F
+    noise = data_bus & 0x3F
+    c = tia.collision
+    bit = lambda k: (c >> k) & 1
+    cx = jnp.stack([bit(0) << 7 | bit(1) << 6, bit(2) << 7 | bit(3) << 6,
+                    bit(4) << 7 | bit(5) << 6, bit(6) << 7 | bit(7) << 6,
+                    bit(8) << 7 | bit(9) << 6, bit(10) << 7 | bit(11) << 6,
+                    bit(12) << 7, bit(13) << 7 | bit(14) << 6])
+    needed = inputs["paddle_needed"][reg & 3]
+    threshold = tia.dump_disabled_cycle + needed
+    charged = (threshold >= 0) & (cycle > threshold)  # uint32 compare
+    paddle = jnp.where(needed == -1, True, jnp.where(
+        (needed == -2) | (tia.dump_enabled != 0), False, charged))
+    fire = inputs["fire"][reg & 1] == 0
+    high = jnp.where(reg < 8, 0, jnp.where(reg < 12, paddle, jnp.where(
+        reg < 14, fire, False)))
+    return jnp.where(reg < 8, cx[reg & 7], 0) | (high.astype(jnp.int32) << 7) \
+        | noise
+
+
+def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
+                render: bool | jax.Array) -> TIAState:
+    """Stella's `startFrame`: swap buffers, rebase clocks to the new frame.
+
+    Args:
+        tia: the TIA state.
+        cycles: the CPU cycle count that becomes the new cycle 0.
+        ystart: the first displayed scanline.
+        render: whether the new frame computes pixels.
+    """
+    clocks = (cycles * 3 - tia.frame_start) % LINE
+    shift = cycles * 3
+    frame_start = -clocks
+    start = frame_start + LINE * ystart
+    return TIAState(regs={
+        **tia.regs, "frame_start": frame_start, "last_update": start,
+        "row_origin": start, "to_end": jnp.int32(LINE),
+        "vsync_finish": tia.vsync_finish - shift,
+        "last_hmove": tia.last_hmove - shift,
+        "dump_disabled_cycle": tia.dump_disabled_cycle - cycles,
+        "buffer": 1 - tia.buffer, "frame_greyed": jnp.int32(0)},
+        screen=tia.screen, written=jnp.zeros_like(tia.written))
+
+
+def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
+                 partial: jax.Array) -> TIAState:
+    """After a frame: fill rows inside long draws; grey a partial frame.
+
+    Rows that a single draw spanned beyond its first two rows were not
+    written; they equal the row above. A frame cut short by the instruction
+    cap greys the rows not yet reached (`(colour & 0x0F) >> 1`), once.
+    """
+    buf = tia.buffer
+    rows = jnp.arange(HEIGHT)
+    drawn_to = (tia.last_update - tia.row_origin) // LINE
+    source = jax.lax.cummax(jnp.where(tia.written, rows, -1))
+    fill = (~tia.written) & (rows < drawn_to) & (source >= 0)
+    current = tia.screen[buf]
+    current = jnp.where(fill[:, None], current[jnp.maximum(source, 0)],
+                        current)
+    scanline = (cycles * 3 - tia.frame_start) // LINE
+    first = jnp.maximum(scanline, ystart) - ystart
+    grey = partial & (tia.frame_greyed == 0) & (rows >= first)
+    current = jnp.where(grey[:, None], (current & 0x0F) >> 1, current)
+    return TIAState(regs={**tia.regs, "frame_greyed": jnp.where(
+        partial, 1, tia.frame_greyed)}, screen=tia.screen.at[buf].set(current),
+        written=tia.written | fill)
