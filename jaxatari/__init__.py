@@ -2,7 +2,8 @@
 
 from jaxatari import cpu6502, flatbus
 
-__all__ = ["cpu6502", "flatbus"]
 __version__ = "0.1.0"
 
 from jaxatari.environment import AtariEnv, EnvParams, EnvState, make  # noqa: E402,F401
+
+__all__ = ["AtariEnv", "EnvParams", "EnvState", "cpu6502", "flatbus", "make"]

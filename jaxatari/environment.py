@@ -93,9 +93,9 @@ def frame_inputs(rules: games.GameRules, action: jax.Array,
     """The console's input lines for one frame of `action` (player B idle)."""
     fire = _in(action, FIRE_ACTIONS)
     if rules.paddles:
-        pin_zero, pin_one = (0x40, 0x80) if rules.swap_paddles else (0x80, 0x40)
+        # Paddle 0's button is pin Four (0x80), or pin Three when swapped.
+        pin_zero = 0x40 if rules.swap_paddles else 0x80
         swcha = 0xFF & ~jnp.where(fire, pin_zero, 0)
-        del pin_one
         left, right = paddle_cycles(paddles[0]), paddle_cycles(paddles[1])
         pair = (right, left) if rules.swap_paddles else (left, right)
         far = -1 if rules.swap_paddles else -2   # Pong has paddles on both

@@ -9,7 +9,7 @@ game over are compared. On game over both reset (`reset_game()` in ALE; the
 same host-side reset sequence here, with the next RIOT timer draw).
 
 The first divergence is printed with the step, the differing RAM bytes, the
-number of differing pixels and ALE's CPU registers, and both screens are
+number of differing pixels, and both screens are
 written side by side to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any seed
 diverged. `--json` prints one JSON line per seed instead.
 """
@@ -52,18 +52,6 @@ def _png(path: pathlib.Path, rgb: np.ndarray) -> None:
         b"\x08\x02\x00\x00\x00"
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
                      + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-
-
-def _cpu_line(ale) -> str:
-    try:
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]
-                               / "shared" / "tools"))
-        import ale_state  # noqa: F401  (the shared decoding tool, if present)
-        decoded = ale_state.decode(ale.cloneState().serialize())
-        cpu = decoded.get("cpu", decoded)
-        return f"ALE CPU: {cpu}"
-    except Exception:  # the tool is optional
-        return ""
 
 
 def compare(ours: dict, theirs: dict) -> dict:
@@ -115,7 +103,6 @@ def run(game: str, steps: int, seed: int, out: pathlib.Path | None = None,
                                         palette.RGB[theirs["screen"]]], 1)
                 _png(out / f"{env.rules.rom_id}_seed{seed}_step{step}.png",
                      image)
-            result["ale_cpu"] = _cpu_line(ale)
             break
         if step == steps:
             break
@@ -163,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{result['first_divergence']}: RAM bytes "
                   f"{[hex(0x80 + i) for i in result['ram_bytes']]}, "
                   f"{result['pixels']} pixels, reward (ours, ALE) "
-                  f"{result['reward']}, game over {result['game_over']}. "
-                  f"{result.get('ale_cpu', '')}", flush=True)
+                  f"{result['reward']}, game over {result['game_over']}.",
+                  flush=True)
     return 1 if failed else 0
 
 

@@ -98,7 +98,8 @@ def _timer_count(riot: RIOTState, cycle: jax.Array):
 
 
 def _read_intim(riot: RIOTState, cycle: jax.Array):
-    """INTIM at `cycle`, and the state with the interrupt-read latch."""
+    """INTIM at `cycle`, the state with the interrupt-read latch, and the
+    plain timer count (negative once it underflowed)."""
     count, delta = _timer_count(riot, cycle)
     after = (riot.timer << riot.shift) - delta - 1
     latch = (count < 0) & (after <= -2) & ~riot.read_after_interrupt
@@ -116,7 +117,7 @@ def _read_intim(riot: RIOTState, cycle: jax.Array):
                        interrupt_cycle=jnp.where(count >= 0,
                                                  riot.interrupt_cycle,
                                                  interrupt_cycle))
-    return value & 0xFF, new
+    return value & 0xFF, new, count
 
 
 def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
@@ -137,8 +138,7 @@ def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
     """
     is_ram = (address & 0x0200) == 0
     ram_value = riot.ram[address & 0x7F].astype(jnp.int32)
-    intim, after_intim = _read_intim(riot, cycle)
-    count, _ = _timer_count(riot, cycle)
+    intim, after_intim, count = _read_intim(riot, cycle)
     flag = jnp.where((count >= 0) | riot.read_after_interrupt, 0, 0x80)
     port = address & 0x07
     io_value = jnp.select(

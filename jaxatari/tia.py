@@ -535,8 +535,13 @@ def _reset_object(hpos, since_hmove, hacks):
     return pos
 
 
-def _apply(t: dict, reg, value, clock, allow_hmove_blanks) -> dict:
-    """The register change of a TIA write (after drawing up to it)."""
+def _apply(t: dict, reg, value, clock, allow_hmove_blanks,
+           moved_players: dict) -> dict:
+    """The register change of a TIA write (after drawing up to it).
+
+    `moved_players` holds RESP0/RESP1's new position and skip flag, computed
+    once by `write` (it also needs them to decide on drawing ahead).
+    """
     hpos = (clock - t["frame_start"]) % LINE
     since_hmove = clock - t["last_hmove"]
     new = dict(t)
@@ -599,9 +604,8 @@ def _apply(t: dict, reg, value, clock, allow_hmove_blanks) -> dict:
         set_(f"resmp{p}", (value >> 1) & 1, is_(r))
     # Position resets.
     for p, r in (("0", RESP0), ("1", RESP1)):
-        moved, _ = _reset_player(dict(t), p, hpos)
-        set_(f"posp{p}", moved[f"posp{p}"], is_(r))
-        set_(f"skip_p{p}", moved[f"skip_p{p}"], is_(r))
+        set_(f"posp{p}", moved_players[f"posp{p}"], is_(r))
+        set_(f"skip_p{p}", moved_players[f"skip_p{p}"], is_(r))
     set_("posm0", _reset_object(hpos, since_hmove, [(60, [69], 8)]),
          is_(RESM0))
     set_("posm1", _reset_object(hpos, since_hmove, [(9, [18], 3)]),
@@ -653,8 +657,10 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
     delay = jnp.where(delay < 0, jnp.asarray(PF_DELAY)[(x // 3) & 3], delay)
     # RESPx inside a copy of the player first draws 11 clocks ahead.
     ahead = jnp.zeros((), bool)
+    moved_players = {}
     for p, r in (("0", RESP0), ("1", RESP1)):
-        _, early = _reset_player(dict(tia.regs), p, x)
+        moved, early = _reset_player(dict(tia.regs), p, x)
+        moved_players.update({k: moved[k] for k in (f"posp{p}", f"skip_p{p}")})
         ahead = ahead | ((reg == r) & early)
     tia = update(tia, jnp.where(ahead, clock + 11, clock + delay), ystart,
                  render)
@@ -662,7 +668,7 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
         clock >= tia.vsync_finish)
     tia = tia.replace(regs=_apply(dict(tia.regs), reg, value, clock,
-                                  allow_hmove_blanks))
+                                  allow_hmove_blanks, moved_players))
     line_cycle = (cycle - _c_div(tia.frame_start, 3)) % 76
     wait = jnp.where((reg == WSYNC) & last_access_was_read & (line_cycle > 0),
                      76 - line_cycle, 0)
