@@ -16,6 +16,10 @@ override below, with the reason:
    `test_py65_deviations.py` checks that these are the only differences.
 4. LAX zp ($A7), an undocumented opcode, takes 4 cycles in Stella's table;
    the published definition says 3. `test_ale_oracle.py` measures it in ALE.
+5. JSR reads its low operand byte, pushes the return address, and only then
+   reads the high byte, as the chip and Stella do. py65 pushes first and
+   reads both bytes after, which differs when the stack overlaps the
+   operand (code running in page 1).
 
 py65 does not implement the undocumented opcodes. They are added here from
 their published definitions (the "NMOS 6510 Unintended Opcodes" document and
@@ -46,6 +50,7 @@ class StellaMPU(MPU):
     extracycles = list(MPU.extracycles)
     disassemble = list(MPU.disassemble)
     cycletime[0xCE] = 6  # deviation 1
+    instruct[0x20] = lambda mpu: mpu._jsr()  # deviation 5
 
     def __init__(self, memory, pc):
         super().__init__(memory=memory, pc=pc)
@@ -69,6 +74,12 @@ class StellaMPU(MPU):
         if self.addcycles and (base & 0xFF00) != (target & 0xFF00):
             self.excycles += 1
         return target
+
+    # Deviation 5 -----------------------------------------------------------
+    def _jsr(self):
+        low = self.ByteAt(self.pc)
+        self.stPushWord((self.pc + 1) & self.addrMask)
+        self.pc = low | (self.ByteAt((self.pc + 1) & self.addrMask) << 8)
 
     # Deviation 3 -----------------------------------------------------------
     def _decimal_flags(self, old_a: int, operand: int, carry: bool) -> None:

@@ -1,8 +1,9 @@
 """Where jaxatari (= ALE's Stella) and plain py65 differ, and nowhere else.
 
-Stella wins over py65 in three documented cases (see stella_py65.py):
-DEC abs cycles, a zero-page pointer at $FF, and decimal-mode ADC/SBC flags
-(plus A and C for non-BCD digits). These tests run plain py65 and check that
+Stella wins over py65 in four documented cases (see stella_py65.py):
+DEC abs cycles, a zero-page pointer at $FF, decimal-mode ADC/SBC flags
+(plus A and C for non-BCD digits), and JSR whose pushes overwrite its own
+operand. These tests run plain py65 and check that
 every difference falls in one of them, and that decimal arithmetic on valid
 BCD digits gives the NMOS chip's A and carry.
 """
@@ -26,7 +27,15 @@ def _pointer_at_ff(opcode: int, state: dict) -> bool:
     return mode in ("izx", "izy") and pointer == 0xFF
 
 
+def _jsr_overwrites_operand(state: dict) -> bool:
+    pushes = {0x100 + state["sp"], 0x100 + ((state["sp"] - 1) & 0xFF)}
+    operand = {(state["pc"] + 1) & 0xFFFF, (state["pc"] + 2) & 0xFFFF}
+    return bool(pushes & operand)
+
+
 def _explained(opcode, state, ours, theirs) -> bool:
+    if opcode == 0x20:
+        return _jsr_overwrites_operand(state)
     differing = {k for k in ours if ours[k] != theirs[k]}
     if opcode == 0xCE:  # py65's table says DEC abs takes 3 cycles
         return differing <= {"cycles"} and ours["cycles"] == 6
@@ -98,3 +107,13 @@ def test_decimal_mode_on_bcd_digits_gives_nmos_result_and_carry(opcode):
     ours, theirs, a, m, c = _exhaustive_decimal(opcode)
     bad = np.flatnonzero((ours != theirs).any(axis=1))
     assert bad.size == 0, [(hex(a[i]), hex(m[i]), c[i]) for i in bad[:5]]
+
+
+def test_jsr_reads_low_operand_byte_before_pushing():
+    """JSR at $01FF with SP=$00: the push of PCH lands on the low operand."""
+    state = dict(a=0, x=0, y=0, sp=0x00, p=0, pc=0xFF, b1=0x00, b2=0x00,
+                 seed=0)
+    ours, plain, _, _ = helpers.one_instruction(0x20, state, mpu_class=MPU)
+    _, stella, _, _ = helpers.one_instruction(0x20, state)
+    assert ours["pc"] == stella["pc"] == 0x0000
+    assert plain["pc"] == 0x0001
