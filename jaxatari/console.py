@@ -11,9 +11,12 @@ The 6507 drives 13 address lines, but Stella hands every device the full
 
 Every access puts its byte on the data bus; TIA reads return that previous
 byte's low 6 bits as noise. TIA *writes* are logged during the instruction
-(up to three: JSR and BRK can push into the TIA) and applied right after it;
-TIA *reads* see the collision latches drawn up to the instruction's access
-cycle, which the frame loop draws to before executing it. This is exact
+(up to three: JSR and BRK can push into the TIA) and applied right after it,
+each drawing the screen up to its clock first. TIA *reads* see the collision
+latches as a draw up to the instruction's access cycle would leave them
+(`tia.collide`, computed before the instruction runs); the screen itself is
+drawn up to the frame's last read only when the frame loop stops, which
+gives Stella's pixels because registers change only at writes. This is exact
 because M6502Low makes all of an instruction's data accesses at one cycle,
 its end (a page-crossing indexed TIA read, one cycle later, is the
 exception: it sees collisions one CPU cycle early).
@@ -25,7 +28,10 @@ cut short, start a frame (cycle counters rebased to the current scanline
 phase, buffers swapped), then run up to 25,000 instructions until a TIA
 write ends the frame (VSYNC cleared a scanline or more after it was set, or
 a write past scanline 290). A frame that hits the instruction cap is
-*partial*: the next call continues it (Q*bert's boot does this).
+*partial*: the next call continues it (Q*bert's boot does this). Its screen
+shows only what the TIA drew up to its last TIA access, as Stella's lazy TIA
+leaves it: the rest is the frame before last (greyed from the scanline
+reached on), so the screen is never drawn ahead of the CPU's TIA accesses.
 """
 from __future__ import annotations
 
@@ -114,8 +120,10 @@ def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
                              inputs._asdict())
         value = jnp.where(in_cart, cart_value,
                           jnp.where(in_riot, riot_value, tia_value))
+        in_tia = enabled & ~in_cart & ~in_riot
         return state.replace(
             segments=segments, riot=new_riot,
+            tia=tia.note_read(state.tia, cycle * 3, in_tia),
             data_bus=jnp.where(enabled, value, state.data_bus),
             last_read=state.last_read | enabled), value
 
@@ -168,10 +176,11 @@ def _apply_tia_writes(board: Board, state: Console, render):
 
 
 def _instruction(board: Board, inputs: Inputs, state: Console, render):
-    """Draw up to the next instruction's accesses, run it, apply writes."""
+    """Run one instruction (its TIA reads see the collisions up to its
+    access cycle, without a draw), then apply its TIA writes."""
     access_cycle = state.cpu.cycles + _peek_cycles(board, state)
-    state = state.replace(tia=tia.update(state.tia, access_cycle * 3,
-                                         board.ystart, render))
+    state = state.replace(tia=tia.collide(state.tia, access_cycle * 3,
+                                          board.ystart))
     cpu, state = cpu6502.step(state.cpu, state, _bus(board, inputs))
     state = state.replace(cpu=cpu)
     return _apply_tia_writes(board, state, render)
@@ -217,7 +226,8 @@ def frame(board: Board, state: Console, inputs: Inputs,
     _, state, stop = jax.lax.while_loop(
         cond, body, (jnp.int32(0), state, jnp.asarray(False)))
     partial = ~stop
-    finished = tia.finish_frame(state.tia, state.cpu.cycles, board.ystart,
+    drawn = tia.draw_to_last_read(state.tia, board.ystart, render)
+    finished = tia.finish_frame(drawn, state.cpu.cycles, board.ystart,
                                 partial)
     return state.replace(tia=finished, partial=partial)
 

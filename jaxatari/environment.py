@@ -88,40 +88,59 @@ def paddle_cycles(resistance: jax.Array) -> jax.Array:
     return (resistance * 1904) // 100000
 
 
-def frame_inputs(rules: games.GameRules, action: jax.Array,
-                 paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
-    """The console's input lines for one frame of `action` (player B idle)."""
+def controller_inputs(paddle_game: jax.Array | bool,
+                      swap_paddles: jax.Array | bool, action: jax.Array,
+                      paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
+    """The console's input lines for one frame of `action` (player B idle).
+
+    The controller type is data (`paddle_game`, `swap_paddles`), so consoles
+    of different games can share one compiled program.
+    """
     fire = _in(action, FIRE_ACTIONS)
-    if rules.paddles:
-        # Paddle 0's button is pin Four (0x80), or pin Three when swapped.
-        pin_zero = 0x40 if rules.swap_paddles else 0x80
-        swcha = 0xFF & ~jnp.where(fire, pin_zero, 0)
-        left, right = paddle_cycles(paddles[0]), paddle_cycles(paddles[1])
-        pair = (right, left) if rules.swap_paddles else (left, right)
-        far = -1 if rules.swap_paddles else -2   # Pong has paddles on both
-        needed = jnp.stack([pair[0], pair[1], jnp.int32(far), jnp.int32(far)])
-        return console.Inputs(swcha=jnp.int32(swcha), swchb=swchb,
-                              fire=jnp.zeros((2,), jnp.int32),
-                              paddle_needed=needed.astype(jnp.int32))
+    # Paddles: paddle 0's button is pin Four (0x80), or pin Three if swapped.
+    pin_zero = jnp.where(swap_paddles, 0x40, 0x80)
+    left, right = paddle_cycles(paddles[0]), paddle_cycles(paddles[1])
+    far = jnp.where(swap_paddles, -1, -2)   # Pong has paddles on both ports
+    paddle_needed = jnp.stack([jnp.where(swap_paddles, right, left),
+                               jnp.where(swap_paddles, left, right), far, far])
+    # Joystick: directions pull SWCHA pins low, fire is INPT4.
     pressed = (jnp.where(_in(action, UP_ACTIONS), 0x10, 0)
                | jnp.where(_in(action, DOWN_ACTIONS), 0x20, 0)
                | jnp.where(_in(action, LEFT_ACTIONS), 0x40, 0)
                | jnp.where(_in(action, RIGHT_ACTIONS), 0x80, 0))
-    return console.Inputs(swcha=(0xFF & ~pressed).astype(jnp.int32),
-                          swchb=swchb,
-                          fire=jnp.stack([fire, False]).astype(jnp.int32),
-                          paddle_needed=jnp.full((4,), -2, jnp.int32))
+    swcha = jnp.where(paddle_game, 0xFF & ~jnp.where(fire, pin_zero, 0),
+                      0xFF & ~pressed)
+    return console.Inputs(
+        swcha=swcha.astype(jnp.int32), swchb=jnp.asarray(swchb, jnp.int32),
+        fire=jnp.where(paddle_game, 0, jnp.stack([fire, False])
+                       ).astype(jnp.int32),
+        paddle_needed=jnp.where(paddle_game, paddle_needed, -2
+                                ).astype(jnp.int32))
+
+
+def frame_inputs(rules: games.GameRules, action: jax.Array,
+                 paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
+    """`controller_inputs` for one game's controller."""
+    return controller_inputs(rules.paddles, rules.swap_paddles, action,
+                             paddles, swchb)
+
+
+def move_paddle(paddle_game: jax.Array | bool, action: jax.Array,
+                paddles: jax.Array) -> jax.Array:
+    """ALE's per-frame paddle move for player A's action (data-driven)."""
+    delta = jnp.where(_in(action, RIGHT_ACTIONS), -PADDLE_DELTA,
+                      jnp.where(_in(action, LEFT_ACTIONS), PADDLE_DELTA, 0))
+    delta = jnp.where(paddle_game, delta, 0)
+    return paddles.at[0].set(jnp.clip(paddles[0] + delta, PADDLE_MIN,
+                                      PADDLE_MAX))
 
 
 def move_paddles(rules: games.GameRules, action: jax.Array,
                  paddles: jax.Array) -> jax.Array:
-    """ALE's per-frame paddle move for player A's action."""
+    """`move_paddle` for one game's controller."""
     if not rules.paddles:
         return paddles
-    delta = jnp.where(_in(action, RIGHT_ACTIONS), -PADDLE_DELTA,
-                      jnp.where(_in(action, LEFT_ACTIONS), PADDLE_DELTA, 0))
-    return paddles.at[0].set(jnp.clip(paddles[0] + delta, PADDLE_MIN,
-                                      PADDLE_MAX))
+    return move_paddle(True, action, paddles)
 
 
 def switches(difficulty: int, reset: jax.Array | bool = False,
@@ -175,47 +194,31 @@ class AtariEnv:
                              episode_frame=state.episode_frame + 1)
 
     # ------------------------------------------------------------------ reset
+    def initial_state(self) -> EnvState:
+        """The console just built (`power_on`), before any reset."""
+        return EnvState(machine=console.power_on(self.board, self.cart),
+                        vars=self.rules.reset_vars(),
+                        paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32),
+                        action=jnp.int32(0), reward=jnp.int32(0),
+                        terminal=jnp.asarray(False), lives=jnp.int32(0),
+                        episode_frame=jnp.int32(0))
+
     def boot(self) -> list[EnvState]:
         """`loadROM()` then consecutive `reset_game()` calls, on the host."""
-        draws = console.system_draws(console.RAM_DRAWS + 4 +
-                                     self.num_reset_states)
-        timer = lambda k: console.riot_timer(draws[console.RAM_DRAWS + k])
-        machine = console.power_on(self.board, self.cart)
-        machine = console.system_reset(self.board, self.cart, machine,
-                                       timer(1))
-        state = EnvState(machine=machine, vars=self.rules.reset_vars(),
-                         paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32),
-                         action=jnp.int32(0), reward=jnp.int32(0),
-                         terminal=jnp.asarray(False), lives=jnp.int32(0),
-                         episode_frame=jnp.int32(0))
-        for _ in range(60):   # Stella's display-format autodetection
-            state = self._frame(state, jnp.int32(0), jnp.int32(0), True)
-        machine = console.system_reset(self.board, self.cart, state.machine,
-                                       timer(2))
+        driver = _EnvDriver(self, self.initial_state())
+        load_rom(driver)
         states = []
         for k in range(self.num_reset_states):
-            state = self._reset_game(state.replace(machine=machine), timer(3 + k))
-            states.append(state)
-            machine = state.machine
+            reset_game(self.rules, self.mode, driver, k)
+            states.append(driver.episode_start())
         return states
 
-    def _reset_game(self, state: EnvState, riot_timer: int) -> EnvState:
-        """`StellaEnvironment::reset` (ale-facts §1.3)."""
-        machine = console.system_reset(self.board, self.cart, state.machine,
-                                       riot_timer)
-        state = state.replace(machine=machine, episode_frame=jnp.int32(0),
-                              paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32))
-        ops = _ResetOps(self, state)
-        ops.frames(0, 0, 60)
-        ops.soft_reset()
-        ops.state = ops.state.replace(vars=self.rules.reset_vars())
-        self.rules.set_mode(ops, self.mode)
-        ops.soft_reset()
-        for action in self.rules.starting_actions:
-            ops.frames(action, 0, 1)
-        # Reset frames are not counted, except one per pressSelect call.
-        return ops.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
-                                 episode_frame=jnp.int32(ops.selects))
+    def _reset_game(self, state: EnvState, resets: int) -> EnvState:
+        """`StellaEnvironment::reset` from `state`, as the `resets`-th
+        `reset_game()` since `loadROM()` (0 is the one loadROM ends with)."""
+        driver = _EnvDriver(self, state)
+        reset_game(self.rules, self.mode, driver, resets)
+        return driver.episode_start()
 
     def default_params(self) -> EnvParams:
         states = self.boot()
@@ -291,31 +294,114 @@ class AtariEnv:
         return palette.to_rgb(console.screen(state.machine))
 
 
-class _ResetOps:
-    """The host-side operations `GameRules.set_mode` drives."""
+class ConsoleDriver:
+    """Drives one console through ALE's host-side sequences (`load_rom`,
+    `reset_game`); it is the `games.ResetOps` that `setMode` uses.
+
+    Subclasses provide the primitives: `frames` (emulate frames with an
+    action and RESET/SELECT held, running `RomSettings::step` after each
+    frame except SELECT frames), `system_reset`, `begin_episode` and `ram`.
+    """
+
+    selects = 0
+
+    def frames(self, action: int, buttons: int, count: int) -> None:
+        """`count` frames of `action`; `buttons` 0, 1 (RESET) or 2 (SELECT)."""
+        raise NotImplementedError
+
+    def system_reset(self, timer: int) -> None:
+        """`System::reset` with this RIOT timer; paddles centred, episode
+        frame count zeroed (`StellaEnvironment::reset`)."""
+        raise NotImplementedError
+
+    def begin_episode(self) -> None:
+        """`RomSettings::reset`: the game's carried variables start over."""
+        raise NotImplementedError
+
+    def ram(self) -> np.ndarray:
+        """The 128 RAM bytes now."""
+        raise NotImplementedError
+
+    def press_select(self, n: int = 1) -> None:
+        """ALE's `pressSelect(n)`: SELECT for `n` frames, then a NOOP frame."""
+        self.selects += 1
+        self.frames(0, 2, n)
+        self.frames(0, 0, 1)
+
+    def soft_reset(self) -> None:
+        """ALE's `softReset`: the RESET switch held for 4 frames."""
+        self.frames(0, 1, NUM_RESET_FRAMES)
+
+    def act(self, action: int) -> None:
+        """One frame of an agent action, as `setMode` uses it."""
+        self.frames(action, 0, 1)
+
+
+def reset_timer(resets: int) -> int:
+    """The RIOT timer of the `resets`-th `reset_game()` after `loadROM()`.
+
+    Stella's system generator gives the 128 RAM bytes, then one draw per
+    `System::reset`: construction, the two inside `loadROM`, then one per
+    `reset_game()` (ale-facts §1.4).
+    """
+    draws = console.system_draws(console.RAM_DRAWS + 4 + resets)
+    return console.riot_timer(draws[console.RAM_DRAWS + 3 + resets])
+
+
+def load_rom(driver: ConsoleDriver) -> None:
+    """ALE's `loadROM` up to its closing `reset_game()`: a system reset, the
+    60 frames of display autodetection, and another system reset."""
+    draws = console.system_draws(console.RAM_DRAWS + 3)
+    driver.system_reset(console.riot_timer(draws[console.RAM_DRAWS + 1]))
+    driver.frames(0, 0, 60)
+    driver.system_reset(console.riot_timer(draws[console.RAM_DRAWS + 2]))
+
+
+def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
+               resets: int) -> None:
+    """`StellaEnvironment::reset` (ale-facts §1.3) as the `resets`-th
+    `reset_game()`: system reset, 60 NOOP frames, RESET, the game's
+    `setMode`, RESET again, then its starting actions."""
+    driver.system_reset(reset_timer(resets))
+    driver.selects = 0
+    driver.frames(0, 0, 60)
+    driver.soft_reset()
+    driver.begin_episode()
+    rules.set_mode(driver, mode)
+    driver.soft_reset()
+    for action in rules.starting_actions:
+        driver.frames(action, 0, 1)
+
+
+class _EnvDriver(ConsoleDriver):
+    """`ConsoleDriver` on one `EnvState`, frame by frame (`env._frame`)."""
 
     def __init__(self, env: AtariEnv, state: EnvState):
         self.env, self.state = env, state
-        self.selects = 0
 
     def frames(self, action: int, buttons: int, count: int) -> None:
         for _ in range(count):
             self.state = self.env._frame(self.state, jnp.int32(action),
                                          jnp.int32(buttons), True)
 
+    def system_reset(self, timer: int) -> None:
+        machine = console.system_reset(self.env.board, self.env.cart,
+                                       self.state.machine, timer)
+        self.state = self.state.replace(
+            machine=machine, episode_frame=jnp.int32(0),
+            paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32))
+
+    def begin_episode(self) -> None:
+        self.state = self.state.replace(vars=self.env.rules.reset_vars())
+
     def ram(self) -> np.ndarray:
         return np.asarray(console.ram(self.state.machine))
 
-    def press_select(self, n: int = 1) -> None:
-        self.selects += 1
-        self.frames(0, 2, n)
-        self.frames(0, 0, 1)
-
-    def soft_reset(self) -> None:
-        self.frames(0, 1, NUM_RESET_FRAMES)
-
-    def act(self, action: int) -> None:
-        self.frames(action, 0, 1)
+    def episode_start(self) -> EnvState:
+        """The state an episode starts from: no action or reward yet; reset
+        frames are not counted, except one per pressSelect call (as ALE)."""
+        return self.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
+                                  episode_frame=jnp.int32(self.selects))
 
 
 def _check_choice(what: str, value: int, allowed, game: str) -> None:
@@ -337,14 +423,14 @@ def make(game: str, **overrides) -> tuple[AtariEnv, EnvParams]:
         (env, params).
     """
     env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states"}
+    fields = {f.name for f in dataclasses.fields(EnvParams)}
+    unknown = set(overrides) - env_keys - fields
+    if unknown:   # checked before the (slow) boot
+        raise TypeError(f"unknown settings {sorted(unknown)}; known: "
+                        f"{sorted(env_keys | fields)}")
     env = AtariEnv(game, **{k: v for k, v in overrides.items()
                             if k in env_keys})
     params = env.default_params()
-    fields = {f.name for f in dataclasses.fields(EnvParams)}
-    unknown = set(overrides) - env_keys - fields
-    if unknown:
-        raise TypeError(f"unknown settings {sorted(unknown)}; known: "
-                        f"{sorted(env_keys | fields)}")
     params = params.replace(**{k: v for k, v in overrides.items()
                                if k in fields})
     return env, params

@@ -1,6 +1,7 @@
 """Frame-by-frame parity of jaxatari against ale-py.
 
-    python -m jaxatari.parity GAME [--steps N] [--seeds S ...] [--out DIR]
+    python -m jaxatari.parity GAME [GAME ...] [--steps N] [--seeds S ...]
+                              [--out DIR] [--json]
 
 Both emulators play the same seeded uniform-random actions from the game's
 minimal action set, at frameskip 1 without sticky actions. After the reset
@@ -8,10 +9,12 @@ and after every frame the RAM, the screen (palette indices), the reward and
 game over are compared. On game over both reset (`reset_game()` in ALE; the
 same host-side reset sequence here, with the next RIOT timer draw).
 
-The first divergence is printed with the step, the differing RAM bytes, the
-number of differing pixels, and both screens are
-written side by side to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any seed
-diverged. `--json` prints one JSON line per seed instead.
+The first divergence is printed with the step, the differing RAM bytes and
+the number of differing pixels, and both screens are written side by side
+(ours left) to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any run
+diverged. `--json` prints one JSON line per run instead. `dev` stands for
+the whole dev set. All runs are emulated together in one vmapped program
+(`jaxatari.lockstep`); `benchmarks/parity_table.py` writes PARITY.md.
 """
 from __future__ import annotations
 
@@ -22,10 +25,9 @@ import sys
 import time
 import zlib
 
-import jax.numpy as jnp
 import numpy as np
 
-from jaxatari import console, environment, palette
+from jaxatari import environment, games, lockstep, palette
 
 
 def _ale(game: str, seed: int):
@@ -69,90 +71,134 @@ def _diverged(diff: dict) -> bool:
                 or diff["game_over"][0] != diff["game_over"][1])
 
 
-def run(game: str, steps: int, seed: int, out: pathlib.Path | None = None,
-        env: environment.AtariEnv | None = None) -> dict:
+def _save_screens(out: pathlib.Path, name: str, ours: np.ndarray,
+                  theirs: np.ndarray) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    image = np.concatenate([palette.RGB[ours], palette.RGB[theirs]], 1)
+    _png(out / f"{name}.png", image)
+
+
+def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
+            progress: int):
+    """The parity run of one (game, seed), as a `lockstep` script."""
+
+    def script(handle: lockstep.Handle) -> dict:
+        started = time.perf_counter()
+        ale = _ale(game, seed)
+        environment.load_rom(handle)
+        environment.reset_game(handle.rules, handle.env.mode, handle, 0)
+        rng = np.random.RandomState(seed)
+        actions = handle.rules.minimal_actions
+        result = {"game": game, "seed": seed, "steps": steps,
+                  "first_divergence": None, "resets": 0}
+        ours = theirs = (0, False)
+        for step in range(steps + 1):
+            diff = compare(
+                {"ram": handle.ram(), "screen": handle.screen(),
+                 "reward": ours[0], "game_over": ours[1]},
+                {"ram": ale.getRAM(), "screen": ale.getScreen(),
+                 "reward": theirs[0], "game_over": theirs[1]})
+            if _diverged(diff):
+                result.update(first_divergence=step, **diff)
+                if out is not None:
+                    _save_screens(out, f"{game}_seed{seed}_step{step}",
+                                  handle.screen(), ale.getScreen())
+                break
+            if step == steps:
+                break
+            if progress and step and step % progress == 0:
+                print(json.dumps({"game": game, "seed": seed,
+                                  "identical_through": step}),
+                      file=sys.stderr, flush=True)
+            if theirs[1]:
+                ale.reset_game()
+                result["resets"] += 1
+                environment.reset_game(handle.rules, handle.env.mode, handle,
+                                       result["resets"])
+                ours = theirs = (0, False)
+                continue
+            action = int(actions[rng.randint(len(actions))])
+            theirs = (int(ale.act(action)), bool(ale.game_over()))
+            handle.frames(action, 0, 1)
+            ours = (handle.reward, handle.terminal)
+        result["seconds"] = round(time.perf_counter() - started, 1)
+        return result
+
+    return script
+
+
+def run_many(runs: list[tuple[str, int]], steps: int,
+             out: pathlib.Path | None = None,
+             progress: int = 0) -> list[dict]:
+    """Parity of several (game, seed) runs, emulated together in lock-step.
+
+    With `progress`, a JSON line goes to stderr every `progress` identical
+    steps of each run. Returns one result per run: `first_divergence` (None, or the step), the
+    differing RAM bytes and pixel count there, `resets` and `seconds`.
+    """
+    envs = {game: environment.AtariEnv(game) for game, _ in runs}
+    group = lockstep.Lockstep([envs[game] for game, _ in runs])
+    return group.run([_script(envs[game].rules.rom_id, steps, seed, out,
+                              progress) for game, seed in runs])
+
+
+def run(game: str, steps: int, seed: int,
+        out: pathlib.Path | None = None) -> dict:
     """Play `steps` frames in both emulators; report the first divergence."""
-    env = env or environment.AtariEnv(game)
-    ale = _ale(env.rules.rom_id, seed)
-    states = env.boot()
-    state = states[0]
-    draws = console.system_draws(console.RAM_DRAWS + 4 + 10_000)
-    resets = 0
-    rng = np.random.RandomState(seed)
-    actions = env.rules.minimal_actions
-    started = time.perf_counter()
+    return run_many([(game, seed)], steps, out)[0]
 
-    def observe(state, reward, game_over):
-        return {"ram": np.asarray(console.ram(state.machine)),
-                "screen": np.asarray(console.screen(state.machine)),
-                "reward": reward, "game_over": game_over}
 
-    def ale_observe(reward):
-        return {"ram": ale.getRAM(), "screen": ale.getScreen(),
-                "reward": reward, "game_over": ale.game_over()}
+def _describe(result: dict) -> str:
+    head = f"{result['game']} seed {result['seed']}"
+    if result["first_divergence"] is None:
+        return (f"{head}: identical for {result['steps']} steps "
+                f"({result['resets']} resets, {result['seconds']} s)")
+    return (f"{head}: first divergence at step "
+            f"{result['first_divergence']}: RAM bytes "
+            f"{[hex(0x80 + i) for i in result['ram_bytes']]}, "
+            f"{result['pixels']} pixels, reward (ours, ALE) "
+            f"{result['reward']}, game over {result['game_over']}.")
 
-    result = {"game": env.rules.rom_id, "seed": seed, "steps": steps}
-    ours, theirs = observe(state, 0, False), ale_observe(0)
-    for step in range(steps + 1):
-        diff = compare(ours, theirs)
-        if _diverged(diff):
-            result.update(first_divergence=step, **diff)
-            if out is not None:
-                out.mkdir(parents=True, exist_ok=True)
-                image = np.concatenate([palette.RGB[ours["screen"]],
-                                        palette.RGB[theirs["screen"]]], 1)
-                _png(out / f"{env.rules.rom_id}_seed{seed}_step{step}.png",
-                     image)
-            break
-        if step == steps:
-            break
-        if theirs["game_over"]:
-            ale.reset_game()
-            resets += 1
-            timer = console.riot_timer(draws[console.RAM_DRAWS + 3 + resets])
-            state = env._reset_game(state, timer)
-            ours, theirs = observe(state, 0, False), ale_observe(0)
-            continue
-        action = int(actions[rng.randint(len(actions))])
-        reward = ale.act(action)
-        state = env._frame(state, jnp.int32(action), jnp.int32(0), True)
-        game_over = bool(state.terminal)
-        ours = observe(state, int(state.reward), game_over)
-        theirs = ale_observe(int(reward))
-    result.setdefault("first_divergence", None)
-    result["resets"] = resets
-    result["seconds"] = round(time.perf_counter() - started, 1)
-    return result
+
+def markdown_table(results: list[dict]) -> str:
+    """PARITY.md's table: one row per game, one column per seed."""
+    seeds = sorted({r["seed"] for r in results})
+    rows = ["| game | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+            "|---|" + "---|" * len(seeds)]
+    for game in dict.fromkeys(r["game"] for r in results):
+        cells = []
+        for seed in seeds:
+            r = next(r for r in results if (r["game"], r["seed"]) ==
+                     (game, seed))
+            cells.append(
+                f"identical, {r['steps']} steps, {r['resets']} resets"
+                if r["first_divergence"] is None else
+                f"**diverges at step {r['first_divergence']}** "
+                f"({len(r['ram_bytes'])} RAM bytes, {r['pixels']} pixels)")
+        rows.append(f"| {game} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game")
+    parser.add_argument("games", nargs="+",
+                        help="ROM ids or ALE names; 'dev' for the dev set")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("parity_out"))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    env = environment.AtariEnv(args.game)
-    failed = False
-    for seed in args.seeds:
-        result = run(args.game, args.steps, seed, args.out, env)
-        failed |= result["first_divergence"] is not None
-        if args.json:
-            print(json.dumps(result), flush=True)
-        elif result["first_divergence"] is None:
-            print(f"{result['game']} seed {seed}: identical for "
-                  f"{args.steps} steps ({result['resets']} resets, "
-                  f"{result['seconds']} s)", flush=True)
-        else:
-            print(f"{result['game']} seed {seed}: first divergence at step "
-                  f"{result['first_divergence']}: RAM bytes "
-                  f"{[hex(0x80 + i) for i in result['ram_bytes']]}, "
-                  f"{result['pixels']} pixels, reward (ours, ALE) "
-                  f"{result['reward']}, game over {result['game_over']}.",
-                  flush=True)
-    return 1 if failed else 0
+    names = [g for name in args.games
+             for g in (games.GAMES if name == "dev" else [name])]
+    runs = [(games.lookup(name).rom_id, seed) for name in names
+            for seed in args.seeds]
+    results = run_many(runs, args.steps, args.out)
+    for result in results:
+        print(json.dumps(result) if args.json else _describe(result),
+              flush=True)
+    return 1 if any(r["first_divergence"] is not None for r in results) \
+        else 0
 
 
 if __name__ == "__main__":

@@ -28,6 +28,16 @@ changes the register. This module does the same, with the same rules:
   properties turn HMOVE blanks off).
 * Frames are double buffered: a new frame draws over the buffer of the frame
   before last, so rows a short frame never reaches show that older frame.
+* Drawing is as lazy as Stella's: the frontier moves only when the CPU
+  writes the TIA, or reads it. A read needs only the collision latches, so
+  `collide` computes them without a draw and the frame's last read is drawn
+  to when the frame loop stops (`draw_to_last_read`). A frame cut short by
+  the instruction cap thus shows nothing past its last TIA access; its rows
+  from the scanline reached on are greyed once (`(colour & 0x0F) >> 1`).
+* `TIA::reset` (every `System::reset`) clears the registers and both
+  buffers and restarts the frontier at the frame's first clock, so rows then
+  hold scanlines from 0, not from YStart; it keeps which buffer is drawn and
+  whether the frame was greyed (a cut-short frame goes on after a reset).
 
 How it is computed
 ------------------
@@ -37,7 +47,7 @@ masks). Collisions are computed for those at once, with 160-pixel lines as
 five 32-bit words per object (AND, then any). Pixels are only computed when
 the frame is rendered (`render=True`); then each covered row is written, and
 rows strictly inside a long draw are copied from the first such row when the
-frame ends (`fill_rows`).
+frame ends (`finish_frame`).
 
 Not emulated: the Cosmic Ark missile bug (no Atari-57 game uses it), audio.
 """
@@ -235,7 +245,9 @@ _REGISTERS = (
     "hmm1 hmbl vdelp0 vdelp1 vdelbl resmp0 resmp1 collision posp0 posp1 "
     "posm0 posm1 posbl cur_grp0 cur_grp1 skip_p0 skip_p1 pf_reflect "
     "hmove_blank last_hmove dump_enabled dump_disabled_cycle frame_start "
-    "last_update to_end vsync_finish buffer frame_greyed row_origin").split()
+    "last_update to_end vsync_finish buffer frame_greyed row_origin "
+    "read_clock").split()
+NO_CLOCK = -(1 << 30)  # `read_clock` when the frame has had no TIA read
 
 
 @struct.dataclass
@@ -243,9 +255,10 @@ class TIAState:
     """Registers, object positions, collision latches, clocks and screen.
 
     Scalars are int32 (flags 0/1). Clocks are colour clocks since the current
-    frame's cycle 0. `screen` is uint8[2, 210, 160], double buffered:
-    `buffer` is the one being drawn; `written` marks its rows drawn this
-    frame.
+    frame's cycle 0; `last_update` is the render frontier and `read_clock`
+    the clock of the frame's last TIA read (`NO_CLOCK` if none). `screen` is
+    uint8[2, 210, 160], double buffered: `buffer` is the one being drawn;
+    `written` marks its rows drawn this frame.
     """
     regs: dict
     screen: jax.Array
@@ -266,6 +279,7 @@ def power_on() -> TIAState:
     regs = {name: jnp.int32(0) for name in _REGISTERS}
     regs["to_end"] = jnp.int32(LINE)
     regs["vsync_finish"] = jnp.int32(0x7FFFFFFF)
+    regs["read_clock"] = jnp.int32(NO_CLOCK)
     return TIAState(regs=regs, screen=jnp.zeros((2, HEIGHT, WIDTH), jnp.uint8),
                     written=jnp.zeros((HEIGHT,), bool))
 
@@ -275,8 +289,11 @@ def reset(tia: TIAState) -> TIAState:
 
     Like Stella's `frameReset`, the frontier and the row origin are the
     frame's first clock (not the display start); `start_frame` moves them.
+    Which buffer is drawn and whether this frame was already greyed are
+    kept: a frame cut short before the reset goes on after it.
     """
-    return power_on()
+    fresh = power_on()
+    return fresh.set(buffer=tia.buffer, frame_greyed=tia.frame_greyed)
 
 
 # --------------------------------------------------------------------------
@@ -712,6 +729,32 @@ def read(tia: TIAState, address: jax.Array, cycle: jax.Array,
         | noise
 
 
+def collide(tia: TIAState, clock: jax.Array, ystart: jax.Array) -> TIAState:
+    """The collision latches as a draw up to `clock` leaves them; no draw.
+
+    What a TIA read at `clock` must see. The frontier does not move: the
+    latches only accumulate, so the draw the next write makes from the
+    frontier sets the same bits again.
+    """
+    return tia.set(collision=update(tia, clock, ystart, False).collision)
+
+
+def note_read(tia: TIAState, clock: jax.Array, on: jax.Array) -> TIAState:
+    """Remember a TIA read at `clock` (if `on`) for `draw_to_last_read`."""
+    return tia.set(read_clock=jnp.where(on, clock, tia.read_clock))
+
+
+def draw_to_last_read(tia: TIAState, ystart: jax.Array,
+                      render: bool | jax.Array) -> TIAState:
+    """Draw up to the frame's last TIA read, as Stella's `peek` did then.
+
+    Registers only change at writes, which draw first, so drawing this late
+    gives the same pixels; it matters only for a frame cut short, whose
+    screen shows what was drawn by its last TIA access and no more.
+    """
+    return update(tia, tia.read_clock, ystart, render)
+
+
 def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
                 render: bool | jax.Array) -> TIAState:
     """Stella's `startFrame`: swap buffers, rebase clocks to the new frame.
@@ -732,7 +775,8 @@ def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
         "vsync_finish": tia.vsync_finish - shift,
         "last_hmove": tia.last_hmove - shift,
         "dump_disabled_cycle": tia.dump_disabled_cycle - cycles,
-        "buffer": 1 - tia.buffer, "frame_greyed": jnp.int32(0)},
+        "buffer": 1 - tia.buffer, "frame_greyed": jnp.int32(0),
+        "read_clock": jnp.int32(NO_CLOCK)},
         screen=tia.screen, written=jnp.zeros_like(tia.written))
 
 
@@ -742,7 +786,8 @@ def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
 
     Rows that a single draw spanned beyond its first two rows were not
     written; they equal the row above. A frame cut short by the instruction
-    cap greys the rows not yet reached (`(colour & 0x0F) >> 1`), once.
+    cap greys the rows not yet reached (`(colour & 0x0F) >> 1`), once: the
+    flag stays set while the frame is cut short and clears when it ends.
     """
     buf = tia.buffer
     rows = jnp.arange(HEIGHT)
@@ -756,6 +801,6 @@ def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
     first = jnp.maximum(scanline, ystart) - ystart
     grey = partial & (tia.frame_greyed == 0) & (rows >= first)
     current = jnp.where(grey[:, None], (current & 0x0F) >> 1, current)
-    return TIAState(regs={**tia.regs, "frame_greyed": jnp.where(
-        partial, 1, tia.frame_greyed)}, screen=tia.screen.at[buf].set(current),
+    return TIAState(regs={**tia.regs, "frame_greyed": partial.astype(
+        jnp.int32)}, screen=tia.screen.at[buf].set(current),
         written=tia.written | fill)

@@ -1,0 +1,244 @@
+"""Many consoles, of one game or many, driven in lock-step by host scripts.
+
+ALE's reset sequences and the parity tool are imperative host code: they
+read RAM between frames and decide what to press next (`setMode` cycles
+SELECT until a RAM byte shows the mode). Run one console at a time and each
+frame is a dispatch of its own; run them together and one vmapped frame
+serves them all.
+
+`Lockstep` does the latter. Each console runs its *script*, an ordinary
+Python function given a `Handle` (a `environment.ConsoleDriver`), in a thread
+of its own. A handle's `frames` and `system_reset` block until every live
+script has asked for its next operation; then the coordinator runs all
+requested resets as one batched call and all requested frames as another
+(consoles that asked for nothing else are masked), and releases the scripts.
+The batch is split over all devices that divide it evenly.
+The programs are game-agnostic: the cartridge, the display window, the
+controller type and the difficulty switches are per-console data, so one
+compiled program serves any mix of games. The game rules (`RomSettings::
+step`) run on the host after each frame, per console.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from jaxatari import console, environment, games
+
+Script = Callable[["Handle"], Any]
+
+
+class Slot(NamedTuple):
+    """What is fixed for one console: its game's hardware and controller."""
+    board: console.Board
+    reset_segments: jax.Array   # int32[4]: the cart's banks after reset
+    paddle_game: jax.Array
+    swap_paddles: jax.Array
+    difficulty: jax.Array
+
+
+class _Segments(NamedTuple):
+    reset_segments: jax.Array
+
+
+def make_slot(env: environment.AtariEnv) -> Slot:
+    """The per-console data of one environment's game and settings."""
+    return Slot(board=env.board,
+                reset_segments=jnp.asarray(env.cart.reset_segments, jnp.int32),
+                paddle_game=jnp.asarray(env.rules.paddles),
+                swap_paddles=jnp.asarray(env.rules.swap_paddles),
+                difficulty=jnp.int32(env.difficulty))
+
+
+def _one_frame(slot: Slot, machine: console.Console, paddles: jax.Array,
+               action: jax.Array, buttons: jax.Array, active: jax.Array):
+    """One rendered ALE frame of one console (unchanged if not `active`)."""
+    paddles_after = environment.move_paddle(slot.paddle_game, action, paddles)
+    swchb = environment.switches(slot.difficulty, buttons == 1, buttons == 2)
+    inputs = environment.controller_inputs(
+        slot.paddle_game, slot.swap_paddles, action, paddles_after, swchb)
+    stepped = console.frame(slot.board, machine, inputs, True)
+    keep = lambda new, old: jnp.where(active, new, old)
+    return (jax.tree.map(keep, stepped, machine), keep(paddles_after, paddles))
+
+
+def _one_reset(slot: Slot, machine: console.Console, paddles: jax.Array,
+               timer: jax.Array, active: jax.Array):
+    """`System::reset` of one console with paddles centred, if `active`."""
+    reset = console.system_reset(slot.board, _Segments(slot.reset_segments),
+                                 machine, timer)
+    centred = jnp.full_like(paddles, environment.PADDLE_CENTRE)
+    keep = lambda new, old: jnp.where(active, new, old)
+    return jax.tree.map(keep, reset, machine), keep(centred, paddles)
+
+
+@jax.jit
+def _frames(slots, machines, paddles, actions, buttons, active):
+    machines, paddles = jax.vmap(_one_frame)(slots, machines, paddles,
+                                             actions, buttons, active)
+    return machines, paddles, jax.vmap(console.ram)(machines)
+
+
+@jax.jit
+def _resets(slots, machines, paddles, timers, active):
+    machines, paddles = jax.vmap(_one_reset)(slots, machines, paddles,
+                                             timers, active)
+    return machines, paddles, jax.vmap(console.ram)(machines)
+
+
+_screens = jax.jit(jax.vmap(console.screen))
+
+
+@functools.cache
+def _rules_step(rom_id: str):
+    return jax.jit(games.lookup(rom_id).step)
+
+
+def _batch_sharding(size: int) -> NamedSharding:
+    """The batch axis split over as many devices as divide it evenly."""
+    devices = jax.devices()
+    count = max(n for n in range(1, len(devices) + 1) if size % n == 0)
+    return NamedSharding(Mesh(np.array(devices[:count]), ("batch",)),
+                         PartitionSpec("batch"))
+
+
+class Handle(environment.ConsoleDriver):
+    """One console inside a `Lockstep`; its script's view of the machine.
+
+    Besides the `ConsoleDriver` operations it keeps the game's host-side
+    state after each frame: `reward`, `terminal`, `lives`.
+    """
+
+    def __init__(self, group: "Lockstep", index: int,
+                 env: environment.AtariEnv):
+        self.group, self.index, self.env = group, index, env
+        self.rules = env.rules
+        self.vars = env.rules.reset_vars()
+        self.reward, self.terminal, self.lives = 0, False, 0
+        self.request: tuple | None = None
+        self.posted, self.released = threading.Event(), threading.Event()
+        self.finished, self.result, self.error = False, None, None
+
+    # The primitives, served by the coordinator.
+    def frames(self, action: int, buttons: int, count: int) -> None:
+        for _ in range(count):
+            self._ask(("frame", int(action), int(buttons)))
+            if buttons != 2:   # ALE's pressSelect skips RomSettings::step
+                self._rules_step()
+
+    def system_reset(self, timer: int) -> None:
+        self._ask(("reset", int(timer)))
+
+    def begin_episode(self) -> None:
+        self.vars = self.rules.reset_vars()
+
+    def ram(self) -> np.ndarray:
+        return self.group.host_ram[self.index]
+
+    def screen(self) -> np.ndarray:
+        """uint8[210, 160]: the screen after the last frame."""
+        return self.group.host_screens()[self.index]
+
+    def _rules_step(self) -> None:
+        reward, terminal, lives, self.vars = _rules_step(self.rules.rom_id)(
+            jnp.asarray(self.ram(), jnp.int32), self.vars)
+        self.reward, self.terminal = int(reward), bool(terminal)
+        self.lives = int(lives)
+
+    def _ask(self, request: tuple) -> None:
+        self.request = request
+        self.posted.set()
+        self.released.wait()
+        self.released.clear()
+
+    def _main(self, script: Script) -> None:
+        try:
+            self.result = script(self)
+        except BaseException as error:  # reported by Lockstep.run
+            self.error = error
+        self.finished = True
+        self.posted.set()
+
+
+class Lockstep:
+    """A batch of consoles (one environment each) stepped together."""
+
+    def __init__(self, envs: list[environment.AtariEnv]):
+        self.envs = envs
+        stack = lambda *xs: jnp.stack(xs)
+        self.slots = jax.tree.map(stack, *[make_slot(e) for e in envs])
+        self.machines = jax.tree.map(
+            stack, *[console.power_on(e.board, e.cart) for e in envs])
+        self.paddles = jnp.full((len(envs), 2), environment.PADDLE_CENTRE,
+                                jnp.int32)
+        self.slots, self.machines, self.paddles = jax.device_put(
+            (self.slots, self.machines, self.paddles),
+            _batch_sharding(len(envs)))
+        self.host_ram = np.asarray(jax.vmap(console.ram)(self.machines))
+        self._screens, self._lock = None, threading.Lock()
+
+    def host_screens(self) -> np.ndarray:
+        """uint8[B, 210, 160], fetched from the device once per tick."""
+        with self._lock:
+            if self._screens is None:
+                self._screens = np.asarray(_screens(self.machines))
+            return self._screens
+
+    def run(self, scripts: list[Script]) -> list[Any]:
+        """Run one script per console to its end; returns their results.
+
+        Raises:
+            RuntimeError: if any script raised (the others still finish).
+        """
+        if len(scripts) != len(self.envs):
+            raise ValueError(f"{len(scripts)} scripts for "
+                             f"{len(self.envs)} consoles")
+        handles = [Handle(self, i, e) for i, e in enumerate(self.envs)]
+        threads = [threading.Thread(target=h._main, args=(s,), daemon=True)
+                   for h, s in zip(handles, scripts)]
+        for thread in threads:
+            thread.start()
+        while True:
+            for handle in handles:
+                handle.posted.wait()
+            live = [h for h in handles if not h.finished]
+            if not live:
+                break
+            self._serve(live)
+            for handle in live:
+                handle.posted.clear()
+                handle.released.set()
+        failed = [(h.index, h.error) for h in handles if h.error is not None]
+        if failed:
+            raise RuntimeError(f"scripts failed: {failed}") from failed[0][1]
+        return [h.result for h in handles]
+
+    def _serve(self, live: list[Handle]) -> None:
+        """One tick: every requested system reset, then every frame."""
+        size = len(self.envs)
+        resets = {h.index: h.request[1] for h in live
+                  if h.request[0] == "reset"}
+        frames = {h.index: h.request[1:] for h in live
+                  if h.request[0] == "frame"}
+        if resets:
+            timers = np.zeros(size, np.int32)
+            timers[list(resets)] = list(resets.values())
+            active = np.isin(np.arange(size), list(resets))
+            self.machines, self.paddles, ram = _resets(
+                self.slots, self.machines, self.paddles, timers, active)
+        if frames:
+            pressed = np.zeros((size, 2), np.int32)
+            pressed[list(frames)] = list(frames.values())
+            active = np.isin(np.arange(size), list(frames))
+            self.machines, self.paddles, ram = _frames(
+                self.slots, self.machines, self.paddles, pressed[:, 0],
+                pressed[:, 1], active)
+        self.host_ram = np.asarray(ram)
+        with self._lock:
+            self._screens = None
