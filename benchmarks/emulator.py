@@ -31,6 +31,7 @@ import os
 import pathlib
 import platform
 import statistics
+import sys
 import time
 
 if "XLA_FLAGS" not in os.environ:  # must happen before JAX starts
@@ -151,12 +152,11 @@ def measure_ale_vector(game: str, steps: int, repeats: int) -> dict:
 
 
 def boot(game: str):
-    """`jaxatari.make` on the host CPU (a single console's boot is latency
-    bound: far faster there than on an accelerator), params then moved to
-    the default device."""
+    """`jaxatari.make` on the host CPU: a single console's boot is latency
+    bound, far faster there than on an accelerator (`measure_jaxatari`
+    places the params on the devices it uses)."""
     with jax.default_device(jax.devices("cpu")[0]):
-        env, params = jaxatari.make(game)
-    return env, jax.device_put(params, jax.devices()[0])
+        return jaxatari.make(game)
 
 
 def markdown(results: list[dict], game: str, command: str) -> str:
@@ -218,10 +218,7 @@ def main() -> None:
                                         args.repeats, args.budget))
         print(json.dumps(results[-1]), flush=True)
     if args.write:
-        command = "python benchmarks/emulator.py " + " ".join(
-            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in vars(args).items()
-            if k != "write" and v not in (None, False))
+        command = " ".join(["python benchmarks/emulator.py", *sys.argv[1:]])
         write_section(args.write, markdown(results, args.game, command))
 
 

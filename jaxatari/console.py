@@ -53,6 +53,7 @@ MAX_TIA_WRITES = 3
 class Board(NamedTuple):
     """What is fixed for a game: the cartridge and the display properties."""
     cart: cartridge.CartArrays
+    reset_segments: jax.Array   # int32[4]: the cart's banks after a reset
     ystart: jax.Array
     hmove_blanks: jax.Array
 
@@ -87,6 +88,7 @@ def make_board(cart: cartridge.Cartridge, ystart: int,
                hmove_blanks: bool) -> Board:
     """The jit-side description of a game's hardware."""
     return Board(cart=cartridge.cart_arrays(cart),
+                 reset_segments=jnp.asarray(cart.reset_segments, jnp.int32),
                  ystart=jnp.int32(ystart),
                  hmove_blanks=jnp.asarray(hmove_blanks))
 
@@ -100,6 +102,17 @@ def system_draws(count: int) -> np.ndarray:
 def riot_timer(draw: int) -> int:
     """The timer value `M6532::reset` derives from one generator draw."""
     return 25 + int(draw) % 75
+
+
+def reset_timer(resets: int) -> int:
+    """The RIOT timer of the console's `resets`-th `System::reset`.
+
+    Stella's system generator gives the 128 RAM bytes, then one draw per
+    reset of the RIOT: 0 is the construction (`power_on`), then one per
+    `System::reset` (ale-facts §1.4).
+    """
+    draws = system_draws(RAM_DRAWS + 1 + resets)
+    return riot_timer(draws[RAM_DRAWS + resets])
 
 
 # --------------------------------------------------------------------------
@@ -237,7 +250,7 @@ def frame(board: Board, state: Console, inputs: Inputs,
 # --------------------------------------------------------------------------
 
 
-def power_on(board: Board, cart: cartridge.Cartridge) -> Console:
+def power_on(board: Board) -> Console:
     """The console right after construction: RAM from the system generator.
 
     The CPU is not reset yet; call `system_reset`.
@@ -246,9 +259,9 @@ def power_on(board: Board, cart: cartridge.Cartridge) -> Console:
     return Console(
         cpu=cpu6502.make_state(),
         riot=riot.power_on(jnp.asarray(draws[:128] & 0xFF, jnp.uint8),
-                           riot_timer(draws[128])),
+                           reset_timer(0)),
         tia=tia.power_on(),
-        segments=jnp.asarray(cart.reset_segments, jnp.int32),
+        segments=board.reset_segments,
         data_bus=jnp.int32(0), last_read=jnp.asarray(False),
         log_count=jnp.int32(0),
         log=jnp.zeros((MAX_TIA_WRITES, 4), jnp.int32),
@@ -258,7 +271,7 @@ def power_on(board: Board, cart: cartridge.Cartridge) -> Console:
 RAM_DRAWS = 128
 
 
-def system_reset(board: Board, cart: cartridge.Cartridge, state: Console,
+def system_reset(board: Board, state: Console,
                  timer: int | jax.Array) -> Console:
     """Stella's `System::reset`: RIOT (new timer), TIA, cart, then the CPU.
 
@@ -266,7 +279,7 @@ def system_reset(board: Board, cart: cartridge.Cartridge, state: Console,
     """
     state = state.replace(
         riot=riot.reset(state.riot, timer), tia=tia.reset(state.tia),
-        segments=jnp.asarray(cart.reset_segments, jnp.int32))
+        segments=board.reset_segments)
     cpu, state = cpu6502.reset(state, _bus(board, _idle_inputs()))
     return state.replace(cpu=cpu)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -118,13 +118,6 @@ def controller_inputs(paddle_game: jax.Array | bool,
                                 ).astype(jnp.int32))
 
 
-def frame_inputs(rules: games.GameRules, action: jax.Array,
-                 paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
-    """`controller_inputs` for one game's controller."""
-    return controller_inputs(rules.paddles, rules.swap_paddles, action,
-                             paddles, swchb)
-
-
 def move_paddle(paddle_game: jax.Array | bool, action: jax.Array,
                 paddles: jax.Array) -> jax.Array:
     """ALE's per-frame paddle move for player A's action (data-driven)."""
@@ -135,12 +128,24 @@ def move_paddle(paddle_game: jax.Array | bool, action: jax.Array,
                                       PADDLE_MAX))
 
 
-def move_paddles(rules: games.GameRules, action: jax.Array,
-                 paddles: jax.Array) -> jax.Array:
-    """`move_paddle` for one game's controller."""
-    if not rules.paddles:
-        return paddles
-    return move_paddle(True, action, paddles)
+class Controls(NamedTuple):
+    """A game's controller and switches, as data (Python or array values)."""
+    paddle_game: jax.Array | bool
+    swap_paddles: jax.Array | bool
+    difficulty: jax.Array | int
+
+
+def console_frame(board: console.Board, controls: Controls,
+                  machine: console.Console, paddles: jax.Array,
+                  action: jax.Array, buttons: jax.Array,
+                  render: bool | jax.Array):
+    """One ALE frame of the console for player A's `action`, with RESET
+    (`buttons` 1) or SELECT (2) held: returns (machine, paddles)."""
+    paddles = move_paddle(controls.paddle_game, action, paddles)
+    swchb = switches(controls.difficulty, buttons == 1, buttons == 2)
+    inputs = controller_inputs(controls.paddle_game, controls.swap_paddles,
+                               action, paddles, swchb)
+    return console.frame(board, machine, inputs, render), paddles
 
 
 def switches(difficulty: int, reset: jax.Array | bool = False,
@@ -167,6 +172,8 @@ class AtariEnv:
         _check_choice("mode", self.mode, self.rules.modes, game)
         _check_choice("difficulty", self.difficulty, self.rules.difficulties,
                       game)
+        self.controls = Controls(self.rules.paddles, self.rules.swap_paddles,
+                                 self.difficulty)
         self.action_set = (tuple(range(18)) if full_action_space
                            else tuple(self.rules.minimal_actions))
         self.num_reset_states = num_reset_states
@@ -179,10 +186,9 @@ class AtariEnv:
 
         `buttons` is 0, 1 (RESET held) or 2 (SELECT held).
         """
-        paddles = move_paddles(self.rules, action, state.paddles)
-        swchb = switches(self.difficulty, buttons == 1, buttons == 2)
-        inputs = frame_inputs(self.rules, action, paddles, swchb)
-        machine = console.frame(self.board, state.machine, inputs, render)
+        machine, paddles = console_frame(self.board, self.controls,
+                                         state.machine, state.paddles,
+                                         action, buttons, render)
         reward, terminal, lives, vars_ = self.rules.step(
             console.ram(machine).astype(jnp.int32), state.vars)
         stepped = state.replace(vars=vars_, reward=reward, terminal=terminal,
@@ -196,7 +202,7 @@ class AtariEnv:
     # ------------------------------------------------------------------ reset
     def initial_state(self) -> EnvState:
         """The console just built (`power_on`), before any reset."""
-        return EnvState(machine=console.power_on(self.board, self.cart),
+        return EnvState(machine=console.power_on(self.board),
                         vars=self.rules.reset_vars(),
                         paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32),
                         action=jnp.int32(0), reward=jnp.int32(0),
@@ -337,24 +343,13 @@ class ConsoleDriver:
         self.frames(action, 0, 1)
 
 
-def reset_timer(resets: int) -> int:
-    """The RIOT timer of the `resets`-th `reset_game()` after `loadROM()`.
-
-    Stella's system generator gives the 128 RAM bytes, then one draw per
-    `System::reset`: construction, the two inside `loadROM`, then one per
-    `reset_game()` (ale-facts §1.4).
-    """
-    draws = console.system_draws(console.RAM_DRAWS + 4 + resets)
-    return console.riot_timer(draws[console.RAM_DRAWS + 3 + resets])
-
-
 def load_rom(driver: ConsoleDriver) -> None:
     """ALE's `loadROM` up to its closing `reset_game()`: a system reset, the
-    60 frames of display autodetection, and another system reset."""
-    draws = console.system_draws(console.RAM_DRAWS + 3)
-    driver.system_reset(console.riot_timer(draws[console.RAM_DRAWS + 1]))
+    60 frames of display autodetection, and another system reset (the
+    console's first and second; construction was the zeroth)."""
+    driver.system_reset(console.reset_timer(1))
     driver.frames(0, 0, 60)
-    driver.system_reset(console.riot_timer(draws[console.RAM_DRAWS + 2]))
+    driver.system_reset(console.reset_timer(2))
 
 
 def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
@@ -362,7 +357,7 @@ def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
     """`StellaEnvironment::reset` (ale-facts §1.3) as the `resets`-th
     `reset_game()`: system reset, 60 NOOP frames, RESET, the game's
     `setMode`, RESET again, then its starting actions."""
-    driver.system_reset(reset_timer(resets))
+    driver.system_reset(console.reset_timer(3 + resets))
     driver.selects = 0
     driver.frames(0, 0, 60)
     driver.soft_reset()
@@ -385,8 +380,8 @@ class _EnvDriver(ConsoleDriver):
                                          jnp.int32(buttons), True)
 
     def system_reset(self, timer: int) -> None:
-        machine = console.system_reset(self.env.board, self.env.cart,
-                                       self.state.machine, timer)
+        machine = console.system_reset(self.env.board, self.state.machine,
+                                       timer)
         self.state = self.state.replace(
             machine=machine, episode_frame=jnp.int32(0),
             paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32))

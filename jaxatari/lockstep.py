@@ -37,33 +37,20 @@ Script = Callable[["Handle"], Any]
 class Slot(NamedTuple):
     """What is fixed for one console: its game's hardware and controller."""
     board: console.Board
-    reset_segments: jax.Array   # int32[4]: the cart's banks after reset
-    paddle_game: jax.Array
-    swap_paddles: jax.Array
-    difficulty: jax.Array
-
-
-class _Segments(NamedTuple):
-    reset_segments: jax.Array
+    controls: environment.Controls
 
 
 def make_slot(env: environment.AtariEnv) -> Slot:
     """The per-console data of one environment's game and settings."""
-    return Slot(board=env.board,
-                reset_segments=jnp.asarray(env.cart.reset_segments, jnp.int32),
-                paddle_game=jnp.asarray(env.rules.paddles),
-                swap_paddles=jnp.asarray(env.rules.swap_paddles),
-                difficulty=jnp.int32(env.difficulty))
+    return Slot(board=env.board, controls=environment.Controls(
+        *(jnp.asarray(value) for value in env.controls)))
 
 
 def _one_frame(slot: Slot, machine: console.Console, paddles: jax.Array,
                action: jax.Array, buttons: jax.Array, active: jax.Array):
     """One rendered ALE frame of one console (unchanged if not `active`)."""
-    paddles_after = environment.move_paddle(slot.paddle_game, action, paddles)
-    swchb = environment.switches(slot.difficulty, buttons == 1, buttons == 2)
-    inputs = environment.controller_inputs(
-        slot.paddle_game, slot.swap_paddles, action, paddles_after, swchb)
-    stepped = console.frame(slot.board, machine, inputs, True)
+    stepped, paddles_after = environment.console_frame(
+        slot.board, slot.controls, machine, paddles, action, buttons, True)
     keep = lambda new, old: jnp.where(active, new, old)
     return (jax.tree.map(keep, stepped, machine), keep(paddles_after, paddles))
 
@@ -71,8 +58,7 @@ def _one_frame(slot: Slot, machine: console.Console, paddles: jax.Array,
 def _one_reset(slot: Slot, machine: console.Console, paddles: jax.Array,
                timer: jax.Array, active: jax.Array):
     """`System::reset` of one console with paddles centred, if `active`."""
-    reset = console.system_reset(slot.board, _Segments(slot.reset_segments),
-                                 machine, timer)
+    reset = console.system_reset(slot.board, machine, timer)
     centred = jnp.full_like(paddles, environment.PADDLE_CENTRE)
     keep = lambda new, old: jnp.where(active, new, old)
     return jax.tree.map(keep, reset, machine), keep(centred, paddles)
@@ -174,7 +160,7 @@ class Lockstep:
         stack = lambda *xs: jnp.stack(xs)
         self.slots = jax.tree.map(stack, *[make_slot(e) for e in envs])
         self.machines = jax.tree.map(
-            stack, *[console.power_on(e.board, e.cart) for e in envs])
+            stack, *[console.power_on(e.board) for e in envs])
         self.paddles = jnp.full((len(envs), 2), environment.PADDLE_CENTRE,
                                 jnp.int32)
         self.slots, self.machines, self.paddles = jax.device_put(

@@ -30,7 +30,9 @@ import numpy as np
 from jaxatari import environment, games, lockstep, palette
 
 
-def _ale(game: str, seed: int):
+def make_ale(game: str, seed: int):
+    """ale-py as the parity runs use it: seeded, frameskip 1, no sticky
+    actions, the game loaded (`loadROM`, which ends with `reset_game`)."""
     from ale_py import ALEInterface, LoggerMode, roms
     ALEInterface.setLoggerMode(LoggerMode.Error)
     ale = ALEInterface()
@@ -84,7 +86,7 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
 
     def script(handle: lockstep.Handle) -> dict:
         started = time.perf_counter()
-        ale = _ale(game, seed)
+        ale = make_ale(game, seed)
         environment.load_rom(handle)
         environment.reset_game(handle.rules, handle.env.mode, handle, 0)
         rng = np.random.RandomState(seed)

@@ -70,8 +70,7 @@ RESET, FRAME = 1, 0   # schedule step kinds
 
 def _schedule() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ALE's `loadROM` as steps: (kind, RIOT timer, SWCHB) per step."""
-    draws = console.system_draws(console.RAM_DRAWS + 4)
-    timer = [console.riot_timer(d) for d in draws[console.RAM_DRAWS:]]
+    timer = [console.reset_timer(k) for k in range(4)]
     idle, reset_held = (FRAME, 0, 0x3F), (FRAME, 0, 0x3E)
     steps = ([(RESET, timer[1], 0)] + [idle] * AUTODETECT_FRAMES
              + [(RESET, timer[2], 0), (RESET, timer[3], 0)]
@@ -79,11 +78,8 @@ def _schedule() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.asarray(column, np.int32) for column in zip(*steps))
 
 
-def _batched_boot(cart: cartlib.Cartridge):
-    """jit(vmap(boot)): (boards, power-on states, schedule) -> states.
-
-    `cart` gives the bank state after reset, the same for all 4K carts.
-    """
+def _batched_boot():
+    """jit(vmap(boot)): (boards, power-on states, schedule) -> states."""
 
     def step(board, state, kind, timer, swchb):
         inputs = console.Inputs(
@@ -92,7 +88,7 @@ def _batched_boot(cart: cartlib.Cartridge):
             paddle_needed=jnp.full((4,), -2, jnp.int32))
         return jax.lax.cond(
             kind == RESET,
-            lambda s: console.system_reset(board, cart, s, timer),
+            lambda s: console.system_reset(board, s, timer),
             lambda s: console.frame(board, s, inputs, True), state)
 
     def boot(board, state, schedule):
@@ -109,17 +105,14 @@ def _jax_boot(carts: list[cartlib.Cartridge]) -> tuple[np.ndarray, ...]:
     The carts run in vmapped batches of `BATCH` (the last one padded);
     larger batches are slower per console on a CPU.
     """
-    assert all((c.reset_segments == carts[0].reset_segments).all()
-               for c in carts)
-    boot = _batched_boot(carts[0])
+    boot = _batched_boot()
     schedule = _schedule()
     out = []
     for k in range(0, len(carts), BATCH):
         chunk = carts[k:k + BATCH]
         chunk = chunk + [chunk[-1]] * (BATCH - len(chunk))
         boards = [console.make_board(c, YSTART, HMOVE_BLANKS) for c in chunk]
-        state = boot(_stack(boards), _stack([console.power_on(b, c) for b, c
-                                             in zip(boards, chunk)]),
+        state = boot(_stack(boards), _stack([console.power_on(b) for b in boards]),
                      schedule)
         out.append((np.asarray(console.ram(state)),
                     np.asarray(jax.vmap(console.screen)(state)),

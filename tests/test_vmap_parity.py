@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import jaxatari
+from jaxatari import parity
 
 BATCH = 256
 STEPS = 2
@@ -67,12 +68,8 @@ def test_batch_equals_each_console_alone(seaquest):
 
 def test_reset_state_is_ales(seaquest):
     """The first cached reset state is ALE's after loadROM + reset_game."""
-    from ale_py import ALEInterface, LoggerMode, roms
     env, params = seaquest
-    ALEInterface.setLoggerMode(LoggerMode.Error)
-    ale = ALEInterface()
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(str(roms.get_rom_path("seaquest")))
+    ale = parity.make_ale("seaquest", 0)
     state = jax.tree.map(lambda x: x[0], params.reset_states)
     np.testing.assert_array_equal(np.asarray(env.ram(state)), ale.getRAM())
     np.testing.assert_array_equal(np.asarray(env.screen(state)),

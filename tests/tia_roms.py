@@ -27,15 +27,13 @@ from typing import NamedTuple
 
 FRAMES = 2
 
-# Write registers.
-VSYNC, VBLANK, WSYNC, NUSIZ0, NUSIZ1 = 0x00, 0x01, 0x02, 0x04, 0x05
-COLUP0, COLUP1, COLUPF, COLUBK, CTRLPF = 0x06, 0x07, 0x08, 0x09, 0x0A
-REFP0, REFP1, PF0, PF1, PF2 = 0x0B, 0x0C, 0x0D, 0x0E, 0x0F
-RESP0, RESP1, RESM0, RESM1, RESBL = 0x10, 0x11, 0x12, 0x13, 0x14
-GRP0, GRP1, ENAM0, ENAM1, ENABL = 0x1B, 0x1C, 0x1D, 0x1E, 0x1F
-HMP0, HMP1, HMM0, HMM1, HMBL = 0x20, 0x21, 0x22, 0x23, 0x24
-VDELP0, VDELP1, VDELBL, RESMP0, RESMP1 = 0x25, 0x26, 0x27, 0x28, 0x29
-HMOVE, HMCLR, CXCLR = 0x2A, 0x2B, 0x2C
+# Write registers: the TIA's addresses (hardware facts; a wrong one in
+# jaxatari.tia would make ALE and jaxatari disagree on the same ROM).
+from jaxatari.tia import (  # noqa: E402,F401
+    COLUBK, COLUP0, COLUP1, COLUPF, CTRLPF, CXCLR, ENABL, ENAM0, ENAM1, GRP0,
+    GRP1, HMBL, HMCLR, HMM0, HMM1, HMOVE, HMP0, HMP1, NUSIZ0, NUSIZ1, PF0,
+    PF1, PF2, REFP0, REFP1, RESBL, RESM0, RESM1, RESMP0, RESMP1, RESP0, RESP1,
+    VBLANK, VDELBL, VDELP0, VDELP1, VSYNC, WSYNC)
 
 # RAM the programs fill (CPU addresses).
 FRAME_COUNTER = 0x80
