@@ -32,6 +32,18 @@ a write past scanline 290). A frame that hits the instruction cap is
 shows only what the TIA drew up to its last TIA access, as Stella's lazy TIA
 leaves it: the rest is the frame before last (greyed from the scanline
 reached on), so the screen is never drawn ahead of the CPU's TIA accesses.
+
+Under vmap
+----------
+`frame` has its own batching rule (`jax.custom_batching.custom_vmap`). A
+vmapped `lax.while_loop` whose predicate differs per console would select
+each console's whole state, both screens included, at every instruction.
+The rule instead loops while *any* console of the batch runs, carries a
+`running` mask, and gates every change by it: registers by `where`, screen
+rows by the row writes' own enable. The inner loop over an instruction's
+logged TIA writes is predicated on the batch the same way. A batch thus
+costs as many iterations as its longest frame, and each iteration is plain
+elementwise work over the batch.
 """
 from __future__ import annotations
 
@@ -171,32 +183,80 @@ def _peek_cycles(board: Board, state: Console) -> jax.Array:
     return jnp.asarray(cpu6502.BASE_CYCLES)[opcode]
 
 
-def _apply_tia_writes(board: Board, state: Console, render):
-    """Apply the instruction's logged TIA writes; WSYNC stalls the CPU."""
-    def body(carry):
-        k, state, stop = carry
-        address, value, cycle, last_read = (state.log[k, i] for i in range(4))
-        new_tia, wait, ends = tia.write(
-            state.tia, address, value, cycle, last_read != 0, board.ystart,
-            board.hmove_blanks, render)
-        cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
-        return k + 1, state.replace(tia=new_tia, cpu=cpu), stop | ends
-
-    count = jnp.minimum(state.log_count, MAX_TIA_WRITES)
-    _, state, stop = jax.lax.while_loop(
-        lambda c: c[0] < count, body, (jnp.int32(0), state, jnp.asarray(False)))
-    return state.replace(log_count=jnp.int32(0)), stop
+def _keep(running: jax.Array, new: Console, old: Console) -> Console:
+    """`new` where `running`, else `old`, for every leaf but the screen
+    (whose row writes are gated by `running` themselves)."""
+    screen = new.tia.screen
+    kept = jax.tree.map(lambda a, b: jnp.where(running, a, b),
+                        new.replace(tia=new.tia.replace(screen=old.tia.screen)),
+                        old)
+    return kept.replace(tia=kept.tia.replace(screen=screen))
 
 
-def _instruction(board: Board, inputs: Inputs, state: Console, render):
-    """Run one instruction (its TIA reads see the collisions up to its
-    access cycle, without a draw), then apply its TIA writes."""
+def _execute(board: Board, inputs: Inputs, render, state: Console,
+             running: jax.Array) -> Console:
+    """Run one instruction's CPU part if `running` (its TIA writes are
+    only logged). Its TIA reads see the collisions up to its access cycle,
+    without a draw."""
     access_cycle = state.cpu.cycles + _peek_cycles(board, state)
-    state = state.replace(tia=tia.collide(state.tia, access_cycle * 3,
+    begun = state.replace(tia=tia.collide(state.tia, access_cycle * 3,
                                           board.ystart))
-    cpu, state = cpu6502.step(state.cpu, state, _bus(board, inputs))
-    state = state.replace(cpu=cpu)
-    return _apply_tia_writes(board, state, render)
+    cpu, after = cpu6502.step(begun.cpu, begun, _bus(board, inputs))
+    return _keep(running, after.replace(cpu=cpu), state)
+
+
+def _write_logged(board: Board, inputs: Inputs, render, state: Console,
+                  k: jax.Array, waited: jax.Array, on: jax.Array):
+    """Apply logged TIA write `k` if `on`; WSYNC stalls the CPU.
+
+    A stall delays the instruction's later accesses too (`waited` is the
+    stall so far): a JSR that pushes into WSYNC then VBLANK writes VBLANK
+    at the end of the line.
+    """
+    del inputs
+    address, value, cycle, last_read = (state.log[k, i] for i in range(4))
+    new_tia, wait, ends = tia.write(
+        state.tia, address, value, cycle + waited, last_read != 0,
+        board.ystart, board.hmove_blanks, render, on)
+    cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
+    return state.replace(tia=new_tia, cpu=cpu), waited + wait, ends
+
+
+def _per_console(batched):
+    """How the loop maps per-console work `fn(board, inputs, render, *per)`:
+    as is, or vmapped over a batch (`batched` holds the vmap axes of board
+    and inputs; the rest are batched, render is shared)."""
+    if batched is None:
+        return lambda fn: fn
+    board_axes, inputs_axes = batched
+
+    def over(fn):
+        def mapped(board, inputs, render, *per):
+            axes = (board_axes, inputs_axes, None) + (0,) * len(per)
+            return jax.vmap(fn, in_axes=axes)(board, inputs, render, *per)
+        return mapped
+    return over
+
+
+def _apply_tia_writes(board, inputs, render, state, running, over, anywhere):
+    """Apply every running console's logged TIA writes, in order.
+
+    The loop's predicate is over the whole batch (`anywhere`), so a batch
+    loops as long as its busiest console and no carry is selected.
+    """
+    count = jnp.where(running, jnp.minimum(state.log_count, MAX_TIA_WRITES), 0)
+
+    def body(carry):
+        k, state, waited, stop = carry
+        state, waited, ends = over(_write_logged)(
+            board, inputs, render, state, k, waited, k < count)
+        return k + 1, state, waited, stop | ends
+
+    k0 = jnp.zeros_like(count)
+    _, state, _, stop = jax.lax.while_loop(
+        lambda c: anywhere(c[0] < count), body,
+        (k0, state, k0, jnp.zeros_like(running)))
+    return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
@@ -208,41 +268,102 @@ def _start_frame(board: Board, state: Console, render) -> Console:
         tia=tia.start_frame(state.tia, cycles, board.ystart, render))
 
 
-def frame(board: Board, state: Console, inputs: Inputs,
-          render: bool | jax.Array = True) -> Console:
-    """Emulate one ALE frame (one `TIA::update`).
+def _begin(board: Board, state: Console, render) -> Console:
+    """Start a frame unless the last one was cut short."""
+    started = _start_frame(board, state, render)
+    return jax.tree.map(lambda a, b: jnp.where(state.partial, b, a),
+                        started, state)
 
-    Args:
-        board: the game's hardware description.
-        state: the console state.
-        inputs: the controller and switch lines for this frame.
-        render: whether to compute pixels. It must be the same for a whole
-            batch; collisions and everything the CPU sees are exact either
-            way, only `screen` is left stale.
 
-    Returns:
-        The console state at the frame's end.
-    """
-    render = jnp.asarray(render)
-    state = jax.lax.cond(state.partial, lambda s: s,
-                         lambda s: _start_frame(board, s, render), state)
-
-    def cond(carry):
-        count, state, stop = carry
-        return (count < INSTRUCTIONS_PER_UPDATE) & ~stop & ~state.cpu.jammed
-
-    def body(carry):
-        count, state, stop = carry
-        state, ends = _instruction(board, inputs, state, render)
-        return count + 1, state, ends
-
-    _, state, stop = jax.lax.while_loop(
-        cond, body, (jnp.int32(0), state, jnp.asarray(False)))
+def _end(board: Board, state: Console, render, stop) -> Console:
+    """Draw up to the last read and close the frame (partial if not
+    `stop`)."""
     partial = ~stop
     drawn = tia.draw_to_last_read(state.tia, board.ystart, render)
     finished = tia.finish_frame(drawn, state.cpu.cycles, board.ystart,
                                 partial)
     return state.replace(tia=finished, partial=partial)
+
+
+def _run_frame(board: Board, state: Console, inputs: Inputs, render,
+               batched=None) -> Console:
+    """The frame loop for one console, or a batch (see `_per_console`)."""
+    over = _per_console(batched)
+    anywhere = jnp.any if batched is not None else (lambda x: x)
+    whole = (lambda fn: jax.vmap(fn, in_axes=(batched[0], 0, None))
+             ) if batched is not None else (lambda fn: fn)
+    state = whole(_begin)(board, state, render)
+
+    def body(carry):
+        count, state, running, stop = carry
+        state = over(_execute)(board, inputs, render, state, running)
+        state, ends = _apply_tia_writes(board, inputs, render, state,
+                                        running, over, anywhere)
+        stop = stop | ends
+        running = running & ~ends & ~state.cpu.jammed & (
+            count + 1 < INSTRUCTIONS_PER_UPDATE)
+        return count + 1, state, running, stop
+
+    running = ~state.cpu.jammed
+    _, state, _, stop = jax.lax.while_loop(
+        lambda c: anywhere(c[2]), body,
+        (jnp.int32(0), state, running, jnp.zeros_like(running)))
+    return jax.vmap(_end, in_axes=(batched[0], 0, None, 0))(
+        board, state, render, stop) if batched is not None else _end(
+        board, state, render, stop)
+
+
+@jax.custom_batching.custom_vmap
+def _frame(board: Board, state: Console, inputs: Inputs, render) -> Console:
+    return _run_frame(board, state, inputs, render)
+
+
+@_frame.def_vmap
+def _frame_batched(axis_size: int, in_batched, board, state, inputs, render):
+    """A batch of frames in one loop, predicated on the whole batch.
+
+    Plain vmap of `lax.while_loop` would select every console's whole
+    state (screens included) at every instruction; here only consoles
+    still running change, by masks, and the screen's row writes are
+    gated in place.
+    """
+    board_batched, state_batched, inputs_batched, render_batched = in_batched
+    state = _broadcast(state, state_batched, axis_size)
+    if render_batched:
+        render = jnp.any(render)
+    axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
+    out = _run_frame(board, state, inputs, render,
+                     batched=(axes(board_batched), axes(inputs_batched)))
+    return out, jax.tree.map(lambda _: True, out)
+
+
+def _broadcast(tree, batched, size: int):
+    """Give every unbatched leaf of `tree` a leading axis of `size`."""
+    return jax.tree.map(
+        lambda x, b: x if b else jnp.broadcast_to(x, (size,) + jnp.shape(x)),
+        tree, batched)
+
+
+def frame(board: Board, state: Console, inputs: Inputs,
+          render: bool | jax.Array = True) -> Console:
+    """Emulate one ALE frame (one `TIA::update`).
+
+    Under `jax.vmap` a batch runs one loop over instructions while any of
+    its consoles runs, with finished consoles masked (see
+    `_frame_batched`).
+
+    Args:
+        board: the game's hardware description.
+        state: the console state.
+        inputs: the controller and switch lines for this frame.
+        render: whether to compute pixels. Under vmap a batch renders if
+            any console asks; collisions and everything the CPU sees are
+            exact either way, only `screen` is left stale.
+
+    Returns:
+        The console state at the frame's end.
+    """
+    return _frame(board, state, inputs, jnp.asarray(render))
 
 
 # --------------------------------------------------------------------------

@@ -416,7 +416,8 @@ def _line_start_masks(tia: TIAState) -> TIAState:
 
 
 def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
-           render: bool | jax.Array) -> TIAState:
+           render: bool | jax.Array,
+           enabled: bool | jax.Array = True) -> TIAState:
     """Draw from the frontier up to `clock` (Stella's `updateFrame`).
 
     Args:
@@ -425,6 +426,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         ystart: the first displayed scanline.
         render: whether to compute pixels (collisions are always computed).
             Must be the same for the whole batch (it selects a `lax.cond`).
+        enabled: if false, nothing changes (a masked console in a batch).
 
     Returns:
         The TIA state drawn up to `clock`.
@@ -432,7 +434,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     start = tia.frame_start + LINE * ystart
     stop = start + LINE * HEIGHT
     target = jnp.minimum(clock, stop)
-    active = (clock >= start) & (tia.last_update < stop) & (
+    active = enabled & (clock >= start) & (tia.last_update < stop) & (
         tia.last_update < target)
     pending = active & (tia.to_end == 0)
     tia = jax.tree.map(lambda a, b: jnp.where(pending, a, b),
@@ -649,7 +651,8 @@ def _apply(t: dict, reg, value, clock, allow_hmove_blanks,
 def write(tia: TIAState, address: jax.Array, value: jax.Array,
           cycle: jax.Array, last_access_was_read: jax.Array,
           ystart: jax.Array, allow_hmove_blanks: jax.Array,
-          render: bool | jax.Array) -> tuple[TIAState, jax.Array, jax.Array]:
+          render: bool | jax.Array, enabled: bool | jax.Array = True
+          ) -> tuple[TIAState, jax.Array, jax.Array]:
     """A CPU write to the TIA (Stella's `TIA::poke`).
 
     Args:
@@ -662,6 +665,7 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
         ystart: the game's first displayed scanline.
         allow_hmove_blanks: the game's HMOVE-blank property.
         render: whether pixels are computed this frame.
+        enabled: if false, nothing changes (a masked console in a batch).
 
     Returns:
         The new state, the CPU cycles WSYNC adds, and whether this write ends
@@ -680,16 +684,18 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
         moved_players.update({k: moved[k] for k in (f"posp{p}", f"skip_p{p}")})
         ahead = ahead | ((reg == r) & early)
     tia = update(tia, jnp.where(ahead, clock + 11, clock + delay), ystart,
-                 render)
+                 render, enabled)
     too_long = (clock - tia.frame_start) // LINE > MAX_SCANLINES
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
         clock >= tia.vsync_finish)
-    tia = tia.replace(regs=_apply(dict(tia.regs), reg, value, clock,
-                                  allow_hmove_blanks, moved_players))
+    applied = _apply(dict(tia.regs), reg, value, clock, allow_hmove_blanks,
+                     moved_players)
+    tia = tia.replace(regs={k: jnp.where(enabled, applied[k], tia.regs[k])
+                            for k in tia.regs})
     line_cycle = (cycle - _c_div(tia.frame_start, 3)) % 76
-    wait = jnp.where((reg == WSYNC) & last_access_was_read & (line_cycle > 0),
-                     76 - line_cycle, 0)
-    return tia, wait, too_long | vsync_end
+    wait = jnp.where(enabled & (reg == WSYNC) & last_access_was_read
+                     & (line_cycle > 0), 76 - line_cycle, 0)
+    return tia, wait, enabled & (too_long | vsync_end)
 
 
 def read(tia: TIAState, address: jax.Array, cycle: jax.Array,

@@ -32,15 +32,6 @@ AUTODETECT_FRAMES, NOOP_FRAMES, RESET_FRAMES = 60, 60, 4
 BATCH = 4
 
 KNOWN_BUGS = {
-    "jsr_pushes_wsync_then_vblank": (
-        "console._apply_tia_writes applies every TIA write an instruction "
-        "logged at the instruction's cycle, even after an earlier write of "
-        "the same instruction halted the CPU on WSYNC. Stella's WSYNC adds "
-        "the halt to the system clock at once, so a JSR whose PCH push hits "
-        "WSYNC ($0102, after a read: halts) does its PCL push to VBLANK "
-        "($0101) at the start of the next line; jaxatari sets VBLANK at the "
-        "JSR's own cycle and blanks the rest of that line (12 rows, x 23-159 "
-        "black instead of drawn)."),
     "cosmic_ark_m0": (
         "Not emulated (tia.py's docstring says so): Stella's Cosmic Ark "
         "hack. Writing HMM0 = 6 while it is 7, exactly 21 CPU cycles after "
