@@ -2,12 +2,16 @@
 
     python benchmarks/parity_table.py [--games dev] [--steps 5000]
         [--seeds 0 1 2] [--jsonl results.jsonl] [--write PARITY.md]
-    python benchmarks/parity_table.py --from-jsonl results.jsonl --write ...
+    python benchmarks/parity_table.py --from-jsonl a.jsonl [b.jsonl ...]
+        --write PARITY.md
 
 Runs `jaxatari.parity.run_many` (all runs in one lock-step batch, split over
 all devices; on the CPU one XLA host device per core unless XLA_FLAGS is
-set), saves one JSON line per run, and writes the table. `--from-jsonl`
-only renders a table from saved results (for runs made on another machine).
+set), saves one JSON line per run, and writes the table. `--part K/N` runs
+every N-th (game, seed) pair only, so N processes can share the work (on a
+2-core CPU two single-device processes beat one batch over two devices);
+`--from-jsonl` renders a table from saved results (several processes, or
+runs made on another machine).
 """
 
 from __future__ import annotations
@@ -56,15 +60,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--jsonl", type=pathlib.Path, default=None)
-    parser.add_argument("--from-jsonl", type=pathlib.Path, default=None)
+    parser.add_argument("--from-jsonl", type=pathlib.Path, nargs="+",
+                        default=None)
     parser.add_argument("--machine", default=platform.node())
     parser.add_argument("--progress", type=int, default=0,
                         help="report every N identical steps on stderr")
     parser.add_argument("--write", type=pathlib.Path, default=None)
+    parser.add_argument("--part", default="1/1", help=(
+        "K/N: run only every N-th (game, seed) pair from the K-th, to split "
+        "the work over N processes (merge their --jsonl with --from-jsonl)"))
     args = parser.parse_args()
+    if args.from_jsonl and args.part != "1/1":
+        parser.error("--part splits a run; --from-jsonl only renders")
     if args.from_jsonl:
-        results = [json.loads(line) for line in
-                   args.from_jsonl.read_text().splitlines() if line.strip()]
+        results = [json.loads(line) for path in args.from_jsonl
+                   for line in path.read_text().splitlines() if line.strip()]
         command = (f"python benchmarks/parity_table.py --steps "
                    f"{results[0]['steps']} --seeds "
                    f"{' '.join(str(s) for s in sorted({r['seed'] for r in results}))}")
@@ -74,6 +84,8 @@ def main() -> None:
                  for g in (games.GAMES if name == "dev" else [name])]
         runs = [(games.lookup(n).rom_id, s) for n in names
                 for s in args.seeds]
+        part, parts = (int(x) for x in args.part.split("/"))
+        runs = runs[part - 1::parts]
         results = parity.run_many(runs, args.steps, progress=args.progress)
         command = (f"python benchmarks/parity_table.py --steps {args.steps}"
                    f" --seeds {' '.join(map(str, args.seeds))}")
