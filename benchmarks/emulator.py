@@ -12,7 +12,8 @@ same run, for scale:
   (`pip install -e ".[bench]"`).
 
 jaxatari runs `jit(vmap(env.step))` inside a `lax.scan` of `--steps`
-steps, the batch sharded over all devices (on the CPU: one XLA host device
+steps, the batch split over all devices, each running its share as a
+program of its own (`jaxatari.sharding`; on the CPU: one XLA host device
 per core, unless XLA_FLAGS is set). A figure is the median of `--repeats`
 timed calls after a warm-up call (fewer when one call takes over
 `--budget` seconds). frames/s counts emulated frames (steps x 4).
@@ -40,10 +41,9 @@ if "XLA_FLAGS" not in os.environ:  # must happen before JAX starts
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 
 import jaxatari  # noqa: E402
-from jaxatari import _config  # noqa: E402
+from jaxatari import _config, sharding  # noqa: E402
 
 FRAMESKIP = 4
 MARKER = "<!-- emulator -->"
@@ -62,13 +62,9 @@ def _timed(call, repeats: int, budget: float) -> list[float]:
 def measure_jaxatari(env, params, batch: int, steps: int, repeats: int,
                      budget: float) -> dict:
     """Median emulated frames/s of `steps` vmapped env steps."""
-    devices = jax.devices()
-    if batch % len(devices):
-        devices = devices[:1]
-    shard = NamedSharding(Mesh(np.array(devices), ("batch",)),
-                          PartitionSpec("batch"))
+    mesh = sharding.batch_mesh(batch)
 
-    def rollout(keys, state):
+    def rollout(keys, state, params):
         def body(carry, _):
             keys, state = carry
             split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
@@ -77,24 +73,26 @@ def measure_jaxatari(env, params, batch: int, steps: int, repeats: int,
             _, state, reward, _, _ = jax.vmap(
                 env.step, in_axes=(0, 0, 0, None))(split[:, 2], state,
                                                    action, params)
-            return (split[:, 0], state), reward.sum()
+            return (split[:, 0], state), reward
         (keys, state), rewards = jax.lax.scan(body, (keys, state), None,
                                               length=steps)
-        return keys, state, rewards.sum()
+        return keys, state, rewards.sum(0)
 
-    keys = jax.device_put(jax.random.split(jax.random.key(0), batch), shard)
-    params = jax.device_put(params, NamedSharding(shard.mesh,
-                                                  PartitionSpec()))
-    _, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys, params)
-    run = jax.jit(rollout, donate_argnums=(0, 1))
-    carry = list(jax.block_until_ready(run(keys, state))[:2])
+    keys = jax.device_put(jax.random.split(jax.random.key(0), batch),
+                          sharding.batch_sharding(mesh))
+    params = jax.device_put(params, sharding.replicated(mesh))
+    reset = sharding.over_batch(jax.vmap(env.reset, in_axes=(0, None)),
+                                mesh, (True, False))
+    _, state = reset(keys, params)
+    run = sharding.over_batch(rollout, mesh, (True, True, False))
+    carry = list(jax.block_until_ready(run(keys, state, params))[:2])
 
     def call():
-        carry[:] = jax.block_until_ready(run(*carry))[:2]
+        carry[:] = jax.block_until_ready(run(*carry, params))[:2]
     times = _timed(call, repeats, budget)
     median = statistics.median(times)
     return dict(system="jaxatari", backend=jax.default_backend(),
-                devices=len(devices), batch=batch, steps_per_call=steps,
+                devices=mesh.size, batch=batch, steps_per_call=steps,
                 timed_calls=len(times), seconds_per_call=median,
                 frames_per_s=batch * steps * FRAMESKIP / median)
 

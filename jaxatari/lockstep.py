@@ -12,7 +12,8 @@ of its own. A handle's `frames` and `system_reset` block until every live
 script has asked for its next operation; then the coordinator runs all
 requested resets as one batched call and all requested frames as another
 (consoles that asked for nothing else are masked), and releases the scripts.
-The batch is split over all devices that divide it evenly.
+The batch is split over all devices that divide it evenly, each device
+running its share as a program of its own (`jaxatari.sharding`).
 The programs are game-agnostic: the cartridge, the display window, the
 controller type and the difficulty switches are per-console data, so one
 compiled program serves any mix of games. The game rules (`RomSettings::
@@ -27,9 +28,9 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh
 
-from jaxatari import console, environment, games
+from jaxatari import console, environment, games, sharding
 
 Script = Callable[["Handle"], Any]
 
@@ -64,34 +65,29 @@ def _one_reset(slot: Slot, machine: console.Console, paddles: jax.Array,
     return jax.tree.map(keep, reset, machine), keep(centred, paddles)
 
 
-@jax.jit
 def _frames(slots, machines, paddles, actions, buttons, active):
     machines, paddles = jax.vmap(_one_frame)(slots, machines, paddles,
                                              actions, buttons, active)
     return machines, paddles, jax.vmap(console.ram)(machines)
 
 
-@jax.jit
 def _resets(slots, machines, paddles, timers, active):
     machines, paddles = jax.vmap(_one_reset)(slots, machines, paddles,
                                              timers, active)
     return machines, paddles, jax.vmap(console.ram)(machines)
 
 
-_screens = jax.jit(jax.vmap(console.screen))
+@functools.cache
+def _programs(mesh: Mesh):
+    """The batched frame, reset and screen programs over `mesh`."""
+    return (sharding.over_batch(_frames, mesh, (True,) * 6),
+            sharding.over_batch(_resets, mesh, (True,) * 5),
+            sharding.over_batch(jax.vmap(console.screen), mesh, (True,)))
 
 
 @functools.cache
 def _rules_step(rom_id: str):
     return jax.jit(games.lookup(rom_id).step)
-
-
-def _batch_sharding(size: int) -> NamedSharding:
-    """The batch axis split over as many devices as divide it evenly."""
-    devices = jax.devices()
-    count = max(n for n in range(1, len(devices) + 1) if size % n == 0)
-    return NamedSharding(Mesh(np.array(devices[:count]), ("batch",)),
-                         PartitionSpec("batch"))
 
 
 class Handle(environment.ConsoleDriver):
@@ -163,9 +159,11 @@ class Lockstep:
             stack, *[console.power_on(e.board) for e in envs])
         self.paddles = jnp.full((len(envs), 2), environment.PADDLE_CENTRE,
                                 jnp.int32)
+        mesh = sharding.batch_mesh(len(envs))
+        self._frames, self._resets, self._screens_of = _programs(mesh)
         self.slots, self.machines, self.paddles = jax.device_put(
             (self.slots, self.machines, self.paddles),
-            _batch_sharding(len(envs)))
+            sharding.batch_sharding(mesh))
         self.host_ram = np.asarray(jax.vmap(console.ram)(self.machines))
         self._screens, self._lock = None, threading.Lock()
 
@@ -173,7 +171,7 @@ class Lockstep:
         """uint8[B, 210, 160], fetched from the device once per tick."""
         with self._lock:
             if self._screens is None:
-                self._screens = np.asarray(_screens(self.machines))
+                self._screens = np.asarray(self._screens_of(self.machines))
             return self._screens
 
     def run(self, scripts: list[Script]) -> list[Any]:
@@ -216,13 +214,13 @@ class Lockstep:
             timers = np.zeros(size, np.int32)
             timers[list(resets)] = list(resets.values())
             active = np.isin(np.arange(size), list(resets))
-            self.machines, self.paddles, ram = _resets(
+            self.machines, self.paddles, ram = self._resets(
                 self.slots, self.machines, self.paddles, timers, active)
         if frames:
             pressed = np.zeros((size, 2), np.int32)
             pressed[list(frames)] = list(frames.values())
             active = np.isin(np.arange(size), list(frames))
-            self.machines, self.paddles, ram = _frames(
+            self.machines, self.paddles, ram = self._frames(
                 self.slots, self.machines, self.paddles, pressed[:, 0],
                 pressed[:, 1], active)
         self.host_ram = np.asarray(ram)
