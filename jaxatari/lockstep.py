@@ -12,8 +12,9 @@ of its own. A handle's `frames` and `system_reset` block until every live
 script has asked for its next operation; then the coordinator runs all
 requested resets as one batched call and all requested frames as another
 (consoles that asked for nothing else are masked), and releases the scripts.
-The batch is split over all devices that divide it evenly, each device
-running its share as a program of its own (`jaxatari.sharding`).
+The batch is split over all devices, each running its share as a program
+of its own (`jaxatari.sharding`); idle consoles pad it to a multiple of
+the device count.
 The programs are game-agnostic: the cartridge, the display window, the
 controller type and the difficulty switches are per-console data, so one
 compiled program serves any mix of games. The game rules (`RomSettings::
@@ -153,13 +154,16 @@ class Lockstep:
 
     def __init__(self, envs: list[environment.AtariEnv]):
         self.envs = envs
+        # Idle consoles pad the batch to a multiple of the device count.
+        self.size = -(-len(envs) // len(jax.devices())) * len(jax.devices())
+        padded = envs + [envs[-1]] * (self.size - len(envs))
         stack = lambda *xs: jnp.stack(xs)
-        self.slots = jax.tree.map(stack, *[make_slot(e) for e in envs])
+        self.slots = jax.tree.map(stack, *[make_slot(e) for e in padded])
         self.machines = jax.tree.map(
-            stack, *[console.power_on(e.board) for e in envs])
-        self.paddles = jnp.full((len(envs), 2), environment.PADDLE_CENTRE,
+            stack, *[console.power_on(e.board) for e in padded])
+        self.paddles = jnp.full((self.size, 2), environment.PADDLE_CENTRE,
                                 jnp.int32)
-        mesh = sharding.batch_mesh(len(envs))
+        mesh = sharding.batch_mesh(self.size)
         self._frames, self._resets, self._screens_of = _programs(mesh)
         self.slots, self.machines, self.paddles = jax.device_put(
             (self.slots, self.machines, self.paddles),
@@ -205,7 +209,7 @@ class Lockstep:
 
     def _serve(self, live: list[Handle]) -> None:
         """One tick: every requested system reset, then every frame."""
-        size = len(self.envs)
+        size = self.size
         resets = {h.index: h.request[1] for h in live
                   if h.request[0] == "reset"}
         frames = {h.index: h.request[1:] for h in live

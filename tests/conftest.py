@@ -1,10 +1,17 @@
-"""Test-wide setup: JAX's persistent compilation cache and hypothesis."""
+"""Test-wide setup: one XLA host device per core, JAX's persistent
+compilation cache, and hypothesis."""
 
 import os
 
-import hypothesis
+# Before JAX starts: lock-step batches split over the cores (the user's
+# XLA_FLAGS win).
+if "XLA_FLAGS" not in os.environ:
+    os.environ["XLA_FLAGS"] = (
+        f"--xla_force_host_platform_device_count={os.cpu_count() or 1}")
 
-from jaxatari import _config
+import hypothesis  # noqa: E402
+
+from jaxatari import _config  # noqa: E402
 
 _config.enable_compilation_cache()
 
