@@ -20,7 +20,11 @@ convention:
   starting actions. ALE draws a fresh RIOT timer at each reset, so
   consecutive resets differ; `EnvParams.reset_states` holds the states of
   that many consecutive `reset_game()` calls (the first equals a freshly
-  seeded Gymnasium reset) and `reset` picks one by key.
+  seeded Gymnasium reset) and `reset` picks one by key. ALE goes through
+  its sequence in order and never repeats it (its k-th reset after
+  `loadROM` is always state k); jaxatari draws uniformly among the first
+  `num_reset_states` (4 by default) at every reset, so it reaches the same
+  start states but in random order, and none beyond them.
 * **Rewards, game over and lives** are the game's `RomSettings`
   (`jaxatari.games`), evaluated after every frame. An episode also ends at
   `max_num_frames_per_episode` frames, as ALE truncates it. `step`
