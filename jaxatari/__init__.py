@@ -4,6 +4,9 @@ from jaxatari import cpu6502, flatbus
 
 __version__ = "0.1.0"
 
-from jaxatari.environment import AtariEnv, EnvParams, EnvState, make  # noqa: E402,F401
+from jaxatari.environment import (  # noqa: E402
+    AtariEnv, EnvParams, EnvState, make)
+from jaxatari.games import list_games  # noqa: E402
 
-__all__ = ["AtariEnv", "EnvParams", "EnvState", "cpu6502", "flatbus", "make"]
+__all__ = ["AtariEnv", "EnvParams", "EnvState", "cpu6502", "flatbus",
+           "list_games", "make"]

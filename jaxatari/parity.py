@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     names = [g for name in args.games
-             for g in (games.GAMES if name == "dev" else [name])]
+             for g in (games.DEV_SET if name == "dev" else [name])]
     runs = [(games.lookup(name).rom_id, seed) for name in names
             for seed in args.seeds]
     results = run_many(runs, args.steps, args.out)

@@ -1,0 +1,90 @@
+"""The game registry: ALE's per-game settings, by ale-py ROM id.
+
+Every ROM that ale-py ships has a `GameRules` here: the reward, game-over
+and lives rules read from RAM (ALE's `RomSettings::step`), the minimal
+action set, the modes and difficulties and how `setMode` reaches them, the
+starting actions, and the display and controller properties ALE's Stella
+gives the cartridge. See `jaxatari.games.core` for the conventions; the
+rules themselves live in one module per alphabetical range of ROM ids.
+
+    >>> from jaxatari import games
+    >>> rules = games.lookup("ALE/SpaceInvaders-v5")
+    >>> rules.rom_id, rules.minimal_actions
+    ('space_invaders', (0, 1, 3, 4, 11, 12))
+"""
+
+from __future__ import annotations
+
+import re
+
+from jaxatari.games import a_to_b, c_to_f, g_to_l, m_to_r, s_to_t, u_to_z
+from jaxatari.games.core import (
+    ALL_ACTIONS, FULL_ACTION_SET, NUM_VARS, GameRules, ResetOps, StepResult)
+
+__all__ = [
+    "ALL_ACTIONS",
+    "DEV_SET",
+    "FULL_ACTION_SET",
+    "GAMES",
+    "GameRules",
+    "NUM_VARS",
+    "ResetOps",
+    "StepResult",
+    "list_games",
+    "lookup",
+]
+
+_ALL_RULES = sorted(
+    a_to_b.RULES + c_to_f.RULES + g_to_l.RULES + m_to_r.RULES + s_to_t.RULES
+    + u_to_z.RULES, key=lambda rules: rules.rom_id)
+
+GAMES: dict[str, GameRules] = {rules.rom_id: rules for rules in _ALL_RULES}
+"""The games jaxatari knows, keyed by ale-py ROM id, in ROM id order."""
+
+DEV_SET: tuple[str, ...] = (
+    "asteroids", "beam_rider", "boxing", "breakout", "enduro", "freeway",
+    "montezuma_revenge", "ms_pacman", "pitfall", "pong", "qbert",
+    "riverraid", "robotank", "seaquest", "space_invaders")
+"""The 15 games the console was first brought up on (issue #3)."""
+
+_BY_SQUASHED_NAME = {rules.rom_id.replace("_", ""): rules
+                     for rules in _ALL_RULES}
+
+# "ALE/SpaceInvaders-v5", "SpaceInvadersNoFrameskip-v4", "Pong-ram-v0", ...
+_GYM_ID = re.compile(
+    r"^(?:ALE/)?(?P<stem>[A-Za-z0-9_]+?)"
+    r"(?:-ram)?(?:NoFrameskip|Deterministic)?(?:-ram)?(?:-v\d+)?$")
+
+
+def list_games() -> list[str]:
+    """Returns the ale-py ROM ids jaxatari can play, sorted."""
+    return list(GAMES)
+
+
+def lookup(game: str) -> GameRules:
+    """Finds a game's rules by ROM id, Gymnasium id or Gymnasium name stem.
+
+    Accepted forms, for example: "space_invaders", "SpaceInvaders",
+    "ALE/SpaceInvaders-v5", "SpaceInvadersNoFrameskip-v4", "SpaceInvaders-v0".
+
+    Args:
+        game: the name to look up; case and underscores do not matter.
+
+    Returns:
+        The game's `GameRules`.
+
+    Raises:
+        ValueError: for a name that is not one of the known games.
+    """
+    match = _GYM_ID.match(game.strip())
+    if match:
+        squashed = match.group("stem").replace("_", "").lower()
+        if squashed in _BY_SQUASHED_NAME:
+            return _BY_SQUASHED_NAME[squashed]
+    known = ", ".join(sorted(GAMES))
+    raise ValueError(
+        f"unknown game {game!r}. jaxatari has rules for: {known}. Pass one "
+        "of these ale-py ROM ids, or a Gymnasium id such as "
+        "'ALE/SpaceInvaders-v5' or 'SpaceInvadersNoFrameskip-v4'. To play "
+        "a ROM file of your own without rules, use "
+        "jaxatari.make_from_rom(path).")
