@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from jaxatari.games import a_to_b, c_to_f, g_to_l, m_to_r, s_to_t, u_to_z
+from jaxatari.games import (
+    a_to_b, c_to_d, e_to_f, g_to_h, i_to_l, m_to_r, s_to_t, u_to_z)
 from jaxatari.games.core import (
     ALL_ACTIONS, FULL_ACTION_SET, NUM_VARS, GameRules, ResetOps, StepResult)
 
@@ -27,6 +28,7 @@ __all__ = [
     "FULL_ACTION_SET",
     "GAMES",
     "GameRules",
+    "NOT_IN_ALE",
     "NUM_VARS",
     "ResetOps",
     "StepResult",
@@ -35,8 +37,9 @@ __all__ = [
 ]
 
 _ALL_RULES = sorted(
-    a_to_b.RULES + c_to_f.RULES + g_to_l.RULES + m_to_r.RULES + s_to_t.RULES
-    + u_to_z.RULES, key=lambda rules: rules.rom_id)
+    a_to_b.RULES + c_to_d.RULES + e_to_f.RULES + g_to_h.RULES + i_to_l.RULES
+    + m_to_r.RULES + s_to_t.RULES + u_to_z.RULES,
+    key=lambda rules: rules.rom_id)
 
 GAMES: dict[str, GameRules] = {rules.rom_id: rules for rules in _ALL_RULES}
 """The games jaxatari knows, keyed by ale-py ROM id, in ROM id order."""
@@ -46,6 +49,12 @@ DEV_SET: tuple[str, ...] = (
     "montezuma_revenge", "ms_pacman", "pitfall", "pong", "qbert",
     "riverraid", "robotank", "seaquest", "space_invaders")
 """The 15 games the console was first brought up on (issue #3)."""
+
+NOT_IN_ALE: tuple[str, ...] = ("combat", "joust", "maze_craze", "warlords")
+"""ROMs that ale-py ships but cannot play: they are PettingZoo's multi-agent
+games, and ale-py 0.12.1 has no `RomSettings` for them, so `loadROM` refuses
+them. jaxatari has no rules for them either; `jaxatari.make_from_rom` still
+plays them, with reward 0 and no game over."""
 
 _BY_SQUASHED_NAME = {rules.rom_id.replace("_", ""): rules
                      for rules in _ALL_RULES}
@@ -57,7 +66,10 @@ _GYM_ID = re.compile(
 
 
 def list_games() -> list[str]:
-    """Returns the ale-py ROM ids jaxatari can play, sorted."""
+    """Returns the ale-py ROM ids jaxatari has rules for, sorted.
+
+    That is every ROM ale-py ships and can play: all but `NOT_IN_ALE`.
+    """
     return list(GAMES)
 
 

@@ -15,9 +15,20 @@ roms = pytest.importorskip("ale_py.roms")
 
 
 def test_every_ale_py_rom_has_rules() -> None:
-    """list_games() is exactly the ROM ids ale-py ships, sorted."""
-    assert jaxatari.list_games() == sorted(roms.get_all_rom_ids())
+    """list_games() is every ROM id ale-py ships and plays, sorted."""
+    playable = sorted(set(roms.get_all_rom_ids()) - set(games.NOT_IN_ALE))
+    assert jaxatari.list_games() == playable
     assert set(games.DEV_SET) <= set(games.GAMES)
+
+
+@pytest.mark.parametrize("game", games.NOT_IN_ALE)
+def test_not_in_ale_is_refused_by_ale_py(game: str) -> None:
+    """ale-py ships these ROMs but cannot load them for single-agent play."""
+    ale_py = pytest.importorskip("ale_py")
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+    ale = ale_py.ALEInterface()
+    with pytest.raises(RuntimeError):
+        ale.loadROM(roms.get_rom_path(game))
 
 
 @pytest.mark.parametrize("game", sorted(games.GAMES))

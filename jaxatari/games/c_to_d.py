@@ -1,4 +1,4 @@
-"""ALE's rules for the games whose ROM ids start with g to l.
+"""ALE's rules for the games whose ROM ids start with c or d.
 
 One `step` per game, restating `src/ale/games/supported/<Game>.cpp` of
 ale-py 0.12.1 (see `jaxatari.games.core` for the conventions), and the

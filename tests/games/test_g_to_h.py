@@ -1,4 +1,4 @@
-"""jaxatari.games.g_to_l against ale-py (see tests/games/harness.py)."""
+"""jaxatari.games.g_to_h against ale-py (see tests/games/harness.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""jaxatari.games.c_to_f against ale-py (see tests/games/harness.py)."""
+"""jaxatari.games.e_to_f against ale-py (see tests/games/harness.py)."""
 
 from __future__ import annotations
 
