@@ -81,7 +81,7 @@ def main() -> None:
     else:
         _config.enable_compilation_cache()
         names = [g for name in args.games
-                 for g in (games.GAMES if name == "dev" else [name])]
+                 for g in (games.DEV_SET if name == "dev" else [name])]
         runs = [(games.lookup(n).rom_id, s) for n in names
                 for s in args.seeds]
         part, parts = (int(x) for x in args.part.split("/"))
