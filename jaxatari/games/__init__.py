@@ -24,6 +24,7 @@ from jaxatari.games.core import (
 
 __all__ = [
     "ALL_ACTIONS",
+    "ATARI_57",
     "DEV_SET",
     "FULL_ACTION_SET",
     "GAMES",
@@ -49,6 +50,21 @@ DEV_SET: tuple[str, ...] = (
     "montezuma_revenge", "ms_pacman", "pitfall", "pong", "qbert",
     "riverraid", "robotank", "seaquest", "space_invaders")
 """The 15 games the console was first brought up on (issue #3)."""
+
+ATARI_57: tuple[str, ...] = (
+    "alien", "amidar", "assault", "asterix", "asteroids", "atlantis",
+    "bank_heist", "battle_zone", "beam_rider", "berzerk", "bowling",
+    "boxing", "breakout", "centipede", "chopper_command", "crazy_climber",
+    "defender", "demon_attack", "double_dunk", "enduro", "fishing_derby",
+    "freeway", "frostbite", "gopher", "gravitar", "hero", "ice_hockey",
+    "jamesbond", "kangaroo", "krull", "kung_fu_master",
+    "montezuma_revenge", "ms_pacman", "name_this_game", "phoenix",
+    "pitfall", "pong", "private_eye", "qbert", "riverraid", "road_runner",
+    "robotank", "seaquest", "skiing", "solaris", "space_invaders",
+    "star_gunner", "surround", "tennis", "time_pilot", "tutankham",
+    "up_n_down", "venture", "video_pinball", "wizard_of_wor",
+    "yars_revenge", "zaxxon")
+"""The 57 games of the standard Atari-57 benchmark, by ale-py ROM id."""
 
 NOT_IN_ALE: tuple[str, ...] = ("combat", "joust", "maze_craze", "warlords")
 """ROMs that ale-py ships but cannot play: they are PettingZoo's multi-agent
@@ -93,6 +109,14 @@ def lookup(game: str) -> GameRules:
         squashed = match.group("stem").replace("_", "").lower()
         if squashed in _BY_SQUASHED_NAME:
             return _BY_SQUASHED_NAME[squashed]
+        multi_agent = {g.replace("_", ""): g for g in NOT_IN_ALE}
+        if squashed in multi_agent:
+            raise ValueError(
+                f"{game!r}: ale-py ships the ROM {multi_agent[squashed]!r} "
+                "but cannot play it (a multi-agent game without ALE "
+                "settings), so jaxatari has no rules for it. To emulate it "
+                "anyway, without rewards: jaxatari.make_from_rom("
+                f"jaxatari.cart.rom_path({multi_agent[squashed]!r})).")
     known = ", ".join(sorted(GAMES))
     raise ValueError(
         f"unknown game {game!r}. jaxatari has rules for: {known}. Pass one "

@@ -73,6 +73,15 @@ ALL_ACTIONS = (
  UPFIRE, RIGHTFIRE, LEFTFIRE, DOWNFIRE, UPRIGHTFIRE, UPLEFTFIRE,
  DOWNRIGHTFIRE, DOWNLEFTFIRE) = range(18)
 FULL_ACTION_SET = tuple(range(18))
+RESET = 40
+"""ALE's `RESET` action: a frame with the console's RESET switch held. A few
+games start every episode with it (`getStartingActions`)."""
+
+PADDLE_MIN, PADDLE_MAX = 27450, 790196
+"""ALE's default paddle resistance range (`paddle_min`/`paddle_max`)."""
+
+RIOT_RAM_SIZE = 128
+CART_RAM_SIZE = 128
 
 VAR_SCORE, VAR_LIVES, VAR_AUX, VAR_TERMINAL = 0, 1, 2, 3
 VAR_EXTRA = 4
@@ -131,7 +140,18 @@ class GameRules:
         swap_ports: whether the controller ports are swapped
             (`Console.SwapPorts`): player A plays on the right port.
         starting_actions: `getStartingActions()`, one action per frame,
-            emulated at the end of every reset.
+            emulated at the end of every reset; `RESET` (40) is a frame
+            with the RESET switch held.
+        legal_actions: the actions `isLegal` accepts; ALE plays any other
+            action as NOOP (all 18 for most games).
+        paddle_range: (min, max) resistance of the paddles, ALE's
+            `paddle_min`/`paddle_max` as the game sets them.
+        height: the rows of ALE's screen: `Display.Height` (210 unless
+            the property says otherwise), or 250 for a PAL cartridge left
+            at 210, as Stella's console sets it.
+        ram_size: how many RAM bytes `step` reads: 128 (the RIOT's), or
+            256 for a game whose rules read the cartridge's extra RAM
+            (RIOT RAM, then the 128 Superchip bytes).
         modes: `getAvailableModes()`.
         default_mode: `getDefaultMode()`.
         difficulties: `getAvailableDifficulties()`.
@@ -157,6 +177,10 @@ class GameRules:
     swap_paddles: bool
     swap_ports: bool
     starting_actions: tuple[int, ...]
+    legal_actions: tuple[int, ...]
+    paddle_range: tuple[int, int]
+    height: int
+    ram_size: int
     modes: tuple[int, ...]
     default_mode: int
     difficulties: tuple[int, ...]
@@ -323,7 +347,11 @@ def make_rules(rom_id: str, ale_name: str, step: StepFn, *,
                starting_actions: tuple[int, ...] = (),
                ystart: int = 34, hmove_blanks: bool = True,
                paddles: bool = False, swap_paddles: bool = False,
-               swap_ports: bool = False) -> GameRules:
+               swap_ports: bool = False,
+               legal_actions: tuple[int, ...] = FULL_ACTION_SET,
+               paddle_range: tuple[int, int] = (PADDLE_MIN, PADDLE_MAX),
+               height: int = 210,
+               ram_size: int = RIOT_RAM_SIZE) -> GameRules:
     """Builds a `GameRules` with the defaults most games share.
 
     A game whose `setMode` presses SELECT until a RAM test holds passes
@@ -336,7 +364,9 @@ def make_rules(rom_id: str, ale_name: str, step: StepFn, *,
         rom_id=rom_id, ale_name=ale_name, minimal_actions=minimal_actions,
         ystart=ystart, hmove_blanks=hmove_blanks, paddles=paddles,
         swap_paddles=swap_paddles, swap_ports=swap_ports,
-        starting_actions=starting_actions, modes=modes,
+        starting_actions=starting_actions, legal_actions=legal_actions,
+        paddle_range=paddle_range, height=height, ram_size=ram_size,
+        modes=modes,
         default_mode=modes[0] if default_mode is None else default_mode,
         difficulties=difficulties, default_difficulty=default_difficulty,
         step=step, reset_vars=reset_vars, set_mode=set_mode,

@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from jaxatari import games
+from jaxatari.games.core import RESET
 
 ale_py = pytest.importorskip("ale_py")
 from ale_py import registration, roms  # noqa: E402
@@ -270,21 +271,55 @@ def check_static_facts(game: str) -> None:
         a.value for a in ale.getMinimalActionSet())
     assert rules.modes == tuple(ale.getAvailableModes())
     assert rules.difficulties == tuple(ale.getAvailableDifficulties())
+    assert rules.height == ale.getScreen().shape[0]   # 250 for PAL ROMs
+    assert rules.legal_actions == tuple(
+        a.value for a in ale.getLegalActionSet())
     assert rules.default_mode in rules.modes
-    assert rules.default_difficulty in rules.difficulties
-    assert set(rules.starting_actions) <= set(range(18))
+    # ALE starts every game at difficulty 0, listed or not (Backgammon).
+    assert (rules.default_difficulty in rules.difficulties
+            or rules.default_difficulty == 0)
+    assert set(rules.starting_actions) <= set(range(18)) | {RESET}
     assert rules.reset_vars().shape == (rules.num_vars,)
     assert rules.reset_vars().dtype == jnp.int32
 
 
-def post_reset_rams(game: str) -> dict[int, np.ndarray]:
-    """ALE's RAM right after `setMode(m)` + `reset_game()`, for every mode."""
+@functools.cache
+def post_reset(game: str,
+               modes: tuple[int, ...] | None = None,
+               ) -> dict[int, tuple[int, np.ndarray]]:
+    """ALE's episode frame number and RAM after `setMode(m)` +
+    `reset_game()`, for every mode (one ALE going through them in order).
+
+    ALE counts one episode frame per `pressSelect` and per `act()` of a
+    setMode, so the frame number tells how many of those the reset made.
+    """
     ale = new_ale(game, 0)
-    rams = {}
-    for mode in games.GAMES[game].modes:
+    after = {}
+    for mode in games.GAMES[game].modes if modes is None else modes:
         ale.setMode(mode)
         ale.reset_game()
-        rams[mode] = ale.getRAM().copy()
+        after[mode] = (ale.getEpisodeFrameNumber(), ale.getRAM().copy())
+    return after
+
+
+def post_reset_rams(game: str) -> dict[int, np.ndarray]:
+    """ALE's RAM right after `setMode(m)` + `reset_game()`, for every mode."""
+    return {mode: ram for mode, (_, ram) in post_reset(game).items()}
+
+
+def reset_frame_numbers(game: str) -> dict[int, int]:
+    """ALE's episode frame number right after its reset, for every mode."""
+    return {mode: frames for mode, (frames, _) in post_reset(game).items()}
+
+
+def rams_showing(addr: int, values: list[int]) -> list[np.ndarray]:
+    """RAMs, all zero but byte `addr`, which takes `values` in turn (one
+    per SELECT press of a fake `ResetOps`)."""
+    rams = []
+    for value in values:
+        ram = np.zeros(128, np.uint8)
+        ram[addr & 0x7F] = value
+        rams.append(ram)
     return rams
 
 
