@@ -5,8 +5,8 @@ from jaxatari import cpu6502, flatbus
 __version__ = "0.1.0"
 
 from jaxatari.environment import (  # noqa: E402
-    AtariEnv, EnvParams, EnvState, make)
+    AtariEnv, EnvParams, EnvState, make, make_from_rom)
 from jaxatari.games import list_games  # noqa: E402
 
 __all__ = ["AtariEnv", "EnvParams", "EnvState", "cpu6502", "flatbus",
-           "list_games", "make"]
+           "list_games", "make", "make_from_rom"]

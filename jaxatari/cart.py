@@ -36,10 +36,31 @@ Schemes (ALE's Stella: ``src/ale/emucore/Cart*.cxx`` at v0.12.1):
 In all of them the switch happens before the byte is read: a read of a
 hotspot returns the byte of the new bank. Writes switch exactly like reads.
 
+Carts with more than ROM keep that extra state in `CartChips`, whose
+structure is static: a part is None unless the program is built for it
+(`make_chips`), so games without such carts compile none of its logic.
+
+* ``F8SC`` / ``F6SC`` (Superchip): F8 / F6 banking plus 128 bytes of RAM
+  (`CartChips.ram`). Writes to offsets $000-$07F store into RAM byte
+  ``a & $7F``; reads of $080-$0FF return RAM byte ``a & $7F``. A read of
+  the write port returns the ROM byte under it and changes nothing; a write
+  to the read port does nothing. Stella's constructor leaves the RAM unset
+  and every ``System::reset`` refills it with 128 draws of the system
+  generator, after the RIOT's timer draw (`console.reset_inputs`). Bank 1
+  (F8SC) / 0 (F6SC) after reset.
+* ``DPC`` (Pitfall II): F8 banking of the 8 KiB program ROM, bank 1 after
+  reset, plus the DPC chip at offsets $000-$07F (`dpc.py`); its 2 KiB
+  display ROM follows the program in the image (``image[8192:10240]``).
+
 `detect_scheme` is Stella's ``Cartridge::autodetectType`` (plus the few md5s
-that force a type); it names schemes this module cannot run (``F8SC``,
-``DPC``, ...), and `load_cartridge` refuses those with
+that force a type); it names schemes this module cannot run (``F4SC``,
+``E7``, ...), and `load_cartridge` refuses those with
 `UnsupportedCartridgeError`.
+
+Display format. ALE detects PAL by emulation (`environment.load_rom` does
+the same). The screen buffer's height must be known before a program is
+compiled, so `Cartridge.display_format` gives the format Stella detects for
+the ale-py ROMs (`PAL_MD5S`); `load_rom` checks it.
 """
 
 from __future__ import annotations
@@ -55,11 +76,33 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
+
+from jaxatari import dpc as dpc_chip
 
 IMAGE_SIZE = 16384  # images are zero-padded to the largest supported ROM
 WINDOW = 4096
 SEGMENT = 1024
-SUPPORTED_SCHEMES = ("2K", "4K", "F8", "F6", "E0", "FE")
+SUPPORTED_SCHEMES = ("2K", "4K", "F8", "F6", "E0", "FE", "F8SC", "F6SC",
+                     "DPC")
+RAM_SIZE = 128  # Superchip RAM
+_BANKING = {"F8SC": "F8", "F6SC": "F6", "DPC": "F8"}  # hotspots as these
+
+# ale-py ROMs that Stella's autodetection (Console.cxx) finds to be PAL, by
+# md5 (found with ale-py 0.12.1's log); every other ale-py ROM is NTSC.
+PAL_MD5S = {
+    "4b27f5397c442d25f0c418ccdacf1926": "adventure",
+    "35be55426c1fec32dfb503b4f0651572": "air_raid",
+    "0ef64cdbecccb7049752a3de0b7ade14": "combat",
+    "6c1f3f2e359dbf55df462ccbcdd2f6bf": "keystone_kapers",
+    "0dd4c69b5f9a7ae96a7a08329496779a": "king_kong",
+    "eed9eaf1a0b6a2b9bc4c8032cb43e3fb": "klax",
+    "8e4cd60d93fcde8065c1a2b972a26377": "laser_gates",
+    "aa7bb54d2c189a31bb1fa20099e42859": "mr_do",
+    "fc2233fc116faef0d3c31541717ca2db": "pacman",
+    "dd0cbe5351551a538414fb9e37fc56e8": "sir_lancelot",
+    "b702641d698c60bcdc922dbd8c9dd49c": "space_war",
+}
 
 # md5s whose type Stella does not auto-detect. None of them is an ale-py ROM.
 # The two "F8 swapped" ones are special-cased in Cartridge::create; the others
@@ -71,6 +114,18 @@ _FORCED_SCHEMES = {
     "5bcc83677d68f7ef74c1b4a0697ba2a8": "4K",
     "6dda84fb8e442ecf34241ac0d1d91d69": "F6SC",
 }
+
+
+class NotARomError(ValueError):
+    """A file that is not an Atari 2600 ROM image (by its size)."""
+
+    def __init__(self, path: str, size: int):
+        self.size = size
+        super().__init__(
+            f"{path} is not an Atari 2600 ROM image: it has {size:,} bytes, "
+            "and 2600 images have 2,048, 4,096, 8,192, 10,240/10,495 (DPC), "
+            "12,288, 16,384, 32,768, 65,536 or 131,072 bytes, or a multiple "
+            "of 8,448 (Supercharger). Pass the raw .bin/.a26 dump.")
 
 
 class UnsupportedCartridgeError(ValueError):
@@ -86,7 +141,9 @@ class UnsupportedCartridgeError(ValueError):
         self.game = game
         super().__init__(
             f"{game}: cartridge scheme {scheme!r} is not supported; "
-            f"supported schemes: {', '.join(SUPPORTED_SCHEMES)}")
+            f"supported schemes: {', '.join(SUPPORTED_SCHEMES)}. Play this "
+            "ROM with ale-py, or add the scheme to jaxatari/cart.py (its "
+            "tables, and its extra state in CartChips).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +161,9 @@ class Cartridge:
         (other entries are unused and zero).
       bit13_offset: Added to the image offset when address bit 13 is clear;
         4096 for FE, else 0.
+      has_ram: Whether the cart has Superchip RAM (F8SC, F6SC).
+      dpc: Whether the cart has the DPC chip.
+      display_format: "NTSC" or "PAL": what Stella detects (`PAL_MD5S`).
     """
     scheme: str
     md5: str
@@ -112,6 +172,9 @@ class Cartridge:
     hotspot_mask: np.ndarray
     hotspot_offsets: np.ndarray
     bit13_offset: int
+    has_ram: bool = False
+    dpc: bool = False
+    display_format: str = "NTSC"
 
 
 class CartArrays(NamedTuple):
@@ -120,6 +183,23 @@ class CartArrays(NamedTuple):
     hotspot_mask: jax.Array     # int32[4096]
     hotspot_offsets: jax.Array  # int32[4096, 4]
     bit13_offset: jax.Array     # int32 scalar
+    has_ram: jax.Array          # bool: Superchip RAM ports are live
+    dpc: jax.Array              # bool: the DPC chip is live
+
+
+@struct.dataclass
+class CartChips:
+    """A cart's state beyond its banks; parts not built for are None.
+
+    Attributes:
+        ram: uint8[128] Superchip RAM, or None.
+        dpc: The DPC chip (`dpc.DPCState`), or None.
+        dpc_touched: bool, with `dpc`: whether a speculative access (see
+            `read`) reached chip data; False between instructions.
+    """
+    ram: jax.Array | None = None
+    dpc: dpc_chip.DPCState | None = None
+    dpc_touched: jax.Array | None = None
 
 
 # --------------------------------------------------------------------------
@@ -300,6 +380,7 @@ def _tables(scheme: str) -> tuple[list[int], np.ndarray, np.ndarray, int]:
     """Returns (reset segments, hotspot mask, hotspot offsets, bit13 add)."""
     mask = np.zeros(WINDOW, np.int32)
     offsets = np.zeros((WINDOW, 4), np.int32)
+    scheme = _BANKING.get(scheme, scheme)
     if scheme == "2K":
         return [0, SEGMENT, 0, SEGMENT], mask, offsets, 0
     if scheme in ("4K", "FE"):
@@ -323,7 +404,8 @@ def _tables(scheme: str) -> tuple[list[int], np.ndarray, np.ndarray, int]:
 
 
 _SCHEME_SIZE = {"2K": 2048, "4K": 4096, "F8": 8192, "E0": 8192, "FE": 8192,
-                "F6": 16384}
+                "F6": 16384, "F8SC": 8192, "F6SC": 16384,
+                "DPC": dpc_chip.DISPLAY_OFFSET + dpc_chip.DISPLAY_SIZE}
 
 
 def load_cartridge(game_or_path: str | os.PathLike) -> Cartridge:
@@ -338,6 +420,7 @@ def load_cartridge(game_or_path: str | os.PathLike) -> Cartridge:
       The `Cartridge`.
 
     Raises:
+      NotARomError: The file's size is no 2600 image size.
       UnsupportedCartridgeError: The ROM's scheme is not in
         `SUPPORTED_SCHEMES`.
       ValueError: Unknown ROM id.
@@ -349,10 +432,13 @@ def load_cartridge(game_or_path: str | os.PathLike) -> Cartridge:
     game = path.stem if is_path else text
     data = path.read_bytes()
     scheme = detect_scheme(data)
+    if scheme == "unrecognized" or not data:
+        raise NotARomError(str(path), len(data))
     if scheme not in SUPPORTED_SCHEMES:
         raise UnsupportedCartridgeError(scheme, game)
     # Stella's cart classes copy the first N bytes of the file (an 8K image
-    # detected as 4K, or a 4K one detected as 2K, keeps its first half).
+    # detected as 4K, or a 4K one detected as 2K, keeps its first half; DPC
+    # keeps 8K of program and 2K of display ROM, not the 255 bytes after).
     rom = np.frombuffer(data, np.uint8)[:_SCHEME_SIZE[scheme]]
     image = np.zeros(IMAGE_SIZE, np.uint8)
     image[:rom.size] = rom
@@ -360,11 +446,13 @@ def load_cartridge(game_or_path: str | os.PathLike) -> Cartridge:
     reset = np.array(reset, np.int32)
     for a in (image, reset, mask, offsets):
         a.setflags(write=False)
-    return Cartridge(scheme=scheme, md5=hashlib.md5(data).hexdigest(),
-                     image=image,
+    md5 = hashlib.md5(data).hexdigest()
+    return Cartridge(scheme=scheme, md5=md5, image=image,
                      reset_segments=reset,
                      hotspot_mask=mask, hotspot_offsets=offsets,
-                     bit13_offset=bit13)
+                     bit13_offset=bit13, has_ram=scheme.endswith("SC"),
+                     dpc=scheme == "DPC",
+                     display_format="PAL" if md5 in PAL_MD5S else "NTSC")
 
 
 def cart_arrays(cart: Cartridge) -> CartArrays:
@@ -373,7 +461,32 @@ def cart_arrays(cart: Cartridge) -> CartArrays:
                       hotspot_mask=jnp.asarray(cart.hotspot_mask, jnp.int32),
                       hotspot_offsets=jnp.asarray(cart.hotspot_offsets,
                                                   jnp.int32),
-                      bit13_offset=jnp.asarray(cart.bit13_offset, jnp.int32))
+                      bit13_offset=jnp.asarray(cart.bit13_offset, jnp.int32),
+                      has_ram=jnp.asarray(cart.has_ram),
+                      dpc=jnp.asarray(cart.dpc))
+
+
+def make_chips(ram: bool, with_dpc: bool) -> CartChips:
+    """The power-on extra state of a program built for Superchip RAM
+    and/or the DPC chip (the RAM is unset until the first reset fills it).
+    """
+    return CartChips(
+        ram=jnp.zeros((RAM_SIZE,), jnp.uint8) if ram else None,
+        dpc=dpc_chip.power_on() if with_dpc else None,
+        dpc_touched=jnp.asarray(False) if with_dpc else None)
+
+
+def reset_chips(chips: CartChips, ram: jax.Array | None) -> CartChips:
+    """The cart's part of ``System::reset``: Superchip RAM gets `ram` (the
+    reset's 128 generator draws); the DPC restarts its music clock."""
+    if chips.ram is not None:
+        if ram is None:
+            raise TypeError("a program with Superchip RAM needs the reset's "
+                            "RAM draws: pass console.reset_inputs(...)")
+        chips = chips.replace(ram=jnp.asarray(ram, jnp.uint8))
+    if chips.dpc is not None:
+        chips = chips.replace(dpc=dpc_chip.reset(chips.dpc))
+    return chips
 
 
 # --------------------------------------------------------------------------
@@ -409,3 +522,91 @@ def access(arrays: CartArrays, segments: jax.Array, address: jax.Array,
     extra = jnp.where((address & 0x2000) == 0, arrays.bit13_offset, 0)
     byte = arrays.image[base + (offset & 0x3FF) + extra]
     return byte, new_segments
+
+
+def read(arrays: CartArrays, segments: jax.Array, chips: CartChips,
+         address: jax.Array, cycle: jax.Array, enabled: jax.Array,
+         speculate: bool = False
+         ) -> tuple[jax.Array, jax.Array, CartChips]:
+    """A CPU read of the cartridge: banks, Superchip RAM and DPC chip.
+
+    Args:
+      arrays: The cartridge, from `cart_arrays`.
+      segments: int32[4], the bank state.
+      chips: The extra state; its None parts are not compiled in.
+      address: The full 16-bit CPU address.
+      cycle: The CPU cycle of the access (the DPC's music clock).
+      enabled: bool; False leaves all state unchanged.
+      speculate: static; True does only the DPC chip's cheap part and sets
+        `chips.dpc_touched` if the read needed the chip's data (the byte
+        is then wrong and the access must be redone exactly).
+
+    Returns:
+      ``(byte, segments, chips)``: the int32 byte the cart drives (see
+      `access`) and the new state.
+    """
+    byte, segments = access(arrays, segments, address, enabled)
+    byte = byte.astype(jnp.int32)
+    offset = jnp.asarray(address, jnp.int32) & 0xFFF
+    hit = enabled & ((address & 0x1000) != 0)
+    if chips.ram is not None:
+        port = hit & arrays.has_ram & ((offset & 0xF80) == 0x080)
+        byte = jnp.where(port, chips.ram[offset & 0x7F].astype(jnp.int32),
+                         byte)
+    if chips.dpc is not None and speculate:
+        touched, state = dpc_chip.note_read(chips.dpc, offset,
+                                            hit & arrays.dpc)
+        chips = chips.replace(dpc=state,
+                              dpc_touched=chips.dpc_touched | touched)
+    elif chips.dpc is not None:
+        driven, value, state = dpc_chip.read(chips.dpc, arrays.image, offset,
+                                             cycle, hit & arrays.dpc)
+        byte = jnp.where(driven, value, byte)
+        chips = chips.replace(dpc=state)
+    return byte, segments, chips
+
+
+def write(arrays: CartArrays, segments: jax.Array, chips: CartChips,
+          address: jax.Array, value: jax.Array, enabled: jax.Array,
+          speculate: bool = False) -> tuple[jax.Array, CartChips]:
+    """A CPU write to the cartridge: hotspots, Superchip RAM, DPC chip.
+
+    `speculate` as for `read`: a write to a DPC register is only noted.
+
+    Returns:
+      ``(segments, chips)``, the new state (unchanged unless `enabled` and
+      A12 is set).
+    """
+    _, segments = access(arrays, segments, address, enabled)
+    offset = jnp.asarray(address, jnp.int32) & 0xFFF
+    hit = enabled & ((address & 0x1000) != 0)
+    if chips.ram is not None:
+        port = hit & arrays.has_ram & ((offset & 0xF80) == 0)
+        old = chips.ram[offset & 0x7F]
+        chips = chips.replace(ram=chips.ram.at[offset & 0x7F].set(
+            jnp.where(port, jnp.asarray(value).astype(jnp.uint8), old)))
+    if chips.dpc is not None and speculate:
+        touched, state = dpc_chip.note_write(chips.dpc, offset,
+                                             hit & arrays.dpc)
+        chips = chips.replace(dpc=state,
+                              dpc_touched=chips.dpc_touched | touched)
+    elif chips.dpc is not None:
+        chips = chips.replace(dpc=dpc_chip.write(
+            chips.dpc, offset, value, hit & arrays.dpc))
+    return segments, chips
+
+
+def opcode_byte(arrays: CartArrays, segments: jax.Array, chips: CartChips,
+                address: jax.Array) -> jax.Array:
+    """The byte at a cart address, read without side effects (for looking
+    at the next opcode; Superchip RAM included, DPC chip data not)."""
+    address = jnp.asarray(address, jnp.int32)
+    offset = address & 0xFFF
+    extra = jnp.where((address & 0x2000) == 0, arrays.bit13_offset, 0)
+    byte = arrays.image[segments[offset >> 10] + (offset & 0x3FF) + extra]
+    byte = byte.astype(jnp.int32)
+    if chips.ram is not None:
+        port = arrays.has_ram & ((offset & 0xF80) == 0x080)
+        byte = jnp.where(port, chips.ram[offset & 0x7F].astype(jnp.int32),
+                         byte)
+    return byte

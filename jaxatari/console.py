@@ -5,7 +5,8 @@ The bus
 The 6507 drives 13 address lines, but Stella hands every device the full
 16-bit address (the FE cartridge looks at bit 13). Decoding:
 
-* A12 = 1: the cartridge (`cart.access`; reads and writes both hit hotspots);
+* A12 = 1: the cartridge (`cart.read` / `cart.write`; reads and writes
+  both hit hotspots; Superchip RAM and the DPC chip live there too);
 * A12 = 0, A7 = 1: the RIOT (A9 = 0: RAM, A9 = 1: ports and timer);
 * A12 = 0, A7 = 0: the TIA.
 
@@ -33,6 +34,24 @@ shows only what the TIA drew up to its last TIA access, as Stella's lazy TIA
 leaves it: the rest is the frame before last (greyed from the scanline
 reached on), so the screen is never drawn ahead of the CPU's TIA accesses.
 
+Static features
+---------------
+What a board needs beyond plain ROM is compiled in only where a game needs
+it: `Board.features` (static, part of the pytree structure) says whether
+the program carries Superchip RAM, the DPC chip, and how many screen rows
+(210, or 250 for a game ALE runs as PAL). The console state follows it:
+`Console.chips` has no RAM or DPC arrays at all without those features, so
+the games with plain carts run the same program as before. Consoles of
+different games share one program by `widen_board`-ing their boards to
+the union of their features; per-console data (`CartArrays.has_ram`,
+`.dpc`) then keeps a cart's extras off for the others.
+
+Display format
+--------------
+ALE decides NTSC or PAL after 60 frames run as NTSC (`environment.
+load_rom`) and tells the TIA at every later reset; `system_reset` takes
+it in `ResetInputs.pal` and the TIA keeps it as data.
+
 Under vmap
 ----------
 `frame` has its own batching rule (`jax.custom_batching.custom_vmap`). A
@@ -47,6 +66,7 @@ elementwise work over the batch.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -55,19 +75,40 @@ import numpy as np
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import cpu6502, riot, tia
+from jaxatari import cpu6502, dpc, riot, tia
 
 INSTRUCTIONS_PER_UPDATE = 25_000
+BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 SYSTEM_SEED = 4753849
 MAX_TIA_WRITES = 3
 
 
-class Board(NamedTuple):
-    """What is fixed for a game: the cartridge and the display properties."""
+class Features(NamedTuple):
+    """What a compiled program carries beyond a plain-ROM console (static).
+
+    Attributes:
+        cart_ram: Superchip RAM (F8SC, F6SC).
+        dpc: The DPC chip (Pitfall II).
+        rows: Screen buffer rows: 210, or 250 where PAL may run.
+    """
+    cart_ram: bool = False
+    dpc: bool = False
+    rows: int = tia.HEIGHT
+
+
+@struct.dataclass
+class Board:
+    """What is fixed for a game: the cartridge and the display properties.
+
+    `features` is static (pytree structure, not data): boards stack or
+    vmap together only when their features are equal (`widen_board`).
+    """
     cart: cartridge.CartArrays
     reset_segments: jax.Array   # int32[4]: the cart's banks after a reset
     ystart: jax.Array
     hmove_blanks: jax.Array
+    features: Features = struct.field(pytree_node=False,
+                                      default=Features())
 
 
 class Inputs(NamedTuple):
@@ -89,6 +130,7 @@ class Console:
     riot: riot.RIOTState
     tia: tia.TIAState
     segments: jax.Array
+    chips: cartridge.CartChips  # Superchip RAM / DPC, as the board needs
     data_bus: jax.Array
     last_read: jax.Array
     log_count: jax.Array
@@ -96,13 +138,65 @@ class Console:
     partial: jax.Array      # the last frame was cut short
 
 
+def cart_features(cart: cartridge.Cartridge) -> Features:
+    """The features a cartridge needs (rows from its display format)."""
+    pal = cart.display_format == "PAL"
+    return Features(cart_ram=cart.has_ram, dpc=cart.dpc,
+                    rows=tia.PAL_HEIGHT if pal else tia.HEIGHT)
+
+
 def make_board(cart: cartridge.Cartridge, ystart: int,
-               hmove_blanks: bool) -> Board:
-    """The jit-side description of a game's hardware."""
+               hmove_blanks: bool, features: Features | None = None
+               ) -> Board:
+    """The jit-side description of a game's hardware.
+
+    Args:
+        cart: the cartridge.
+        ystart: the first displayed scanline (`Display.YStart`).
+        hmove_blanks: the game's `Emulation.HmoveBlanks`.
+        features: what the program carries; default `cart_features(cart)`.
+
+    Raises:
+        ValueError: `features` lack something the cart needs.
+    """
+    needed = cart_features(cart)
+    features = needed if features is None else features
+    if union_features([features, needed]) != features:
+        raise ValueError(f"{cart.scheme}/{cart.display_format} cart needs "
+                         f"{needed}, got {features}")
     return Board(cart=cartridge.cart_arrays(cart),
                  reset_segments=jnp.asarray(cart.reset_segments, jnp.int32),
                  ystart=jnp.int32(ystart),
-                 hmove_blanks=jnp.asarray(hmove_blanks))
+                 hmove_blanks=jnp.asarray(hmove_blanks), features=features)
+
+
+def union_features(features: list[Features]) -> Features:
+    """The features a program needs to run all of `features`' boards."""
+    return Features(cart_ram=any(f.cart_ram for f in features),
+                    dpc=any(f.dpc for f in features),
+                    rows=max(f.rows for f in features))
+
+
+def display_format(board: Board) -> str:
+    """"PAL" for a board of 250 screen rows, else "NTSC"."""
+    return "PAL" if board.features.rows >= tia.PAL_HEIGHT else "NTSC"
+
+
+def board_for_format(board: Board, pal: bool) -> Board:
+    """`board` with the screen rows of the format ALE detected (itself if
+    they already fit)."""
+    rows = tia.PAL_HEIGHT if pal else tia.HEIGHT
+    if board.features.rows == rows:
+        return board
+    return board.replace(features=board.features._replace(rows=rows))
+
+
+def widen_board(board: Board, features: Features) -> Board:
+    """`board` in a program with (at least its own) `features`, so that
+    boards of different games stack into one batch."""
+    if union_features([board.features, features]) != features:
+        raise ValueError(f"cannot narrow {board.features} to {features}")
+    return board.replace(features=features)
 
 
 def system_draws(count: int) -> np.ndarray:
@@ -116,15 +210,65 @@ def riot_timer(draw: int) -> int:
     return 25 + int(draw) % 75
 
 
-def reset_timer(resets: int) -> int:
+def _reset_draw_index(resets: int, cart_ram: bool) -> int:
+    """Where the `resets`-th reset's draws start in the generator's output.
+
+    The construction takes the 128 RIOT RAM bytes and the RIOT timer
+    (reset 0); each `System::reset` then takes the timer (the RIOT is reset
+    first) and, for a Superchip cart (reset last), 128 cart RAM bytes.
+    """
+    if resets == 0:
+        return RAM_DRAWS
+    per_reset = 1 + (cartridge.RAM_SIZE if cart_ram else 0)
+    return RAM_DRAWS + 1 + (resets - 1) * per_reset
+
+
+def reset_timer(resets: int, cart_ram: bool = False) -> int:
     """The RIOT timer of the console's `resets`-th `System::reset`.
 
     Stella's system generator gives the 128 RAM bytes, then one draw per
     reset of the RIOT: 0 is the construction (`power_on`), then one per
-    `System::reset` (ale-facts §1.4).
+    `System::reset` (ale-facts §1.4), followed by 128 for the cart RAM of a
+    Superchip cart.
     """
-    draws = system_draws(RAM_DRAWS + 1 + resets)
-    return riot_timer(draws[RAM_DRAWS + resets])
+    index = _reset_draw_index(resets, cart_ram)
+    return riot_timer(system_draws(index + 1)[index])
+
+
+class ResetInputs(NamedTuple):
+    """What a `System::reset` takes from outside the console.
+
+    Attributes:
+        timer: int32, the RIOT timer drawn for it.
+        cart_ram: uint8[128], the Superchip RAM drawn for it (zeros for
+            other carts).
+        pal: bool, the display format the TIA is reset to (ALE's detected
+            format; NTSC before detection).
+    """
+    timer: jax.Array
+    cart_ram: jax.Array
+    pal: jax.Array
+
+
+def reset_inputs(resets: int, cart_ram: bool = False,
+                 pal: bool = False) -> ResetInputs:
+    """The draws of the console's `resets`-th `System::reset` (>= 1).
+
+    Args:
+        resets: which reset since construction: 1 and 2 are `loadROM`'s,
+            3 + k the k-th `reset_game()`'s.
+        cart_ram: whether the cart has Superchip RAM (it draws 128 bytes).
+        pal: the display format to reset to.
+    """
+    if resets < 1:
+        raise ValueError(f"reset {resets}: System::resets count from 1")
+    index = _reset_draw_index(resets, cart_ram)
+    draws = system_draws(index + 1 + cartridge.RAM_SIZE)
+    ram = (draws[index + 1:] & 0xFF if cart_ram
+           else np.zeros(cartridge.RAM_SIZE, np.uint32))
+    return ResetInputs(timer=jnp.int32(riot_timer(draws[index])),
+                       cart_ram=jnp.asarray(ram, jnp.uint8),
+                       pal=jnp.asarray(pal))
 
 
 # --------------------------------------------------------------------------
@@ -132,12 +276,16 @@ def reset_timer(resets: int) -> int:
 # --------------------------------------------------------------------------
 
 
-def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
+def _bus(board: Board, inputs: Inputs,
+         speculate: bool = False) -> cpu6502.Bus:
+    """The Atari bus; `speculate` (static) only notes DPC chip accesses
+    (`cart.read`)."""
     def read(state: Console, address, cycle, enabled):
         in_cart = (address & 0x1000) != 0
         in_riot = ~in_cart & ((address & 0x80) != 0)
-        cart_value, segments = cartridge.access(
-            board.cart, state.segments, address, enabled & in_cart)
+        cart_value, segments, chips = cartridge.read(
+            board.cart, state.segments, state.chips, address, cycle,
+            enabled & in_cart, speculate)
         new_riot, riot_value = riot.read(state.riot, address, cycle,
                                          inputs.swcha, inputs.swchb,
                                          enabled & in_riot)
@@ -147,7 +295,7 @@ def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
                           jnp.where(in_riot, riot_value, tia_value))
         in_tia = enabled & ~in_cart & ~in_riot
         return state.replace(
-            segments=segments, riot=new_riot,
+            segments=segments, chips=chips, riot=new_riot,
             tia=tia.note_read(state.tia, cycle * 3, in_tia),
             data_bus=jnp.where(enabled, value, state.data_bus),
             last_read=state.last_read | enabled), value
@@ -156,14 +304,15 @@ def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
         in_cart = (address & 0x1000) != 0
         in_riot = ~in_cart & ((address & 0x80) != 0)
         in_tia = enabled & ~in_cart & ~in_riot
-        _, segments = cartridge.access(board.cart, state.segments, address,
-                                       enabled & in_cart)
+        segments, chips = cartridge.write(board.cart, state.segments,
+                                          state.chips, address, value,
+                                          enabled & in_cart, speculate)
         entry = jnp.stack([address, value, cycle,
                            state.last_read.astype(jnp.int32)])
         slot = jnp.minimum(state.log_count, MAX_TIA_WRITES - 1)
         log = state.log.at[slot].set(jnp.where(in_tia, entry, state.log[slot]))
         return state.replace(
-            segments=segments,
+            segments=segments, chips=chips,
             riot=riot.write(state.riot, address, value, cycle,
                             enabled & in_riot),
             log=log, log_count=state.log_count + in_tia,
@@ -176,10 +325,8 @@ def _bus(board: Board, inputs: Inputs) -> cpu6502.Bus:
 def _peek_cycles(board: Board, state: Console) -> jax.Array:
     """Base cycles of the instruction at PC (its data accesses happen at
     `cycles + this`), read without side effects."""
-    pc = state.cpu.pc
-    physical = (state.segments[(pc >> 10) & 3] + (pc & 0x3FF)
-                + jnp.where((pc & 0x2000) == 0, board.cart.bit13_offset, 0))
-    opcode = board.cart.image[physical].astype(jnp.int32)
+    opcode = cartridge.opcode_byte(board.cart, state.segments, state.chips,
+                                   state.cpu.pc)
     return jnp.asarray(cpu6502.BASE_CYCLES)[opcode]
 
 
@@ -193,15 +340,41 @@ def _keep(running: jax.Array, new: Console, old: Console) -> Console:
     return kept.replace(tia=kept.tia.replace(screen=screen))
 
 
+def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
+          axis_name: str | None):
+    """`cpu6502.step` on the Atari bus.
+
+    With a DPC chip compiled in, the instruction first runs speculatively,
+    with the chip's cheap part only; if any running console of the batch
+    (`axis_name`: the vmap axis of the batch, or None) touched chip data,
+    it runs again exactly, for all (a `lax.cond` on a batch-wide flag, so
+    instructions that touch no chip data pay for the cheap part only).
+    """
+    if state.chips.dpc is None:
+        return cpu6502.step(state.cpu, state, _bus(board, inputs))
+    state = state.replace(chips=state.chips.replace(
+        dpc_touched=jnp.asarray(False)))
+    guess = cpu6502.step(state.cpu, state, _bus(board, inputs, True))
+    touched = (guess[1].chips.dpc_touched & running).astype(jnp.int32)
+    if axis_name is not None:
+        touched = jax.lax.psum(touched, axis_name)
+    cpu, after = jax.lax.cond(
+        touched > 0, lambda: cpu6502.step(state.cpu, state,
+                                          _bus(board, inputs)),
+        lambda: guess)
+    return cpu, after.replace(chips=after.chips.replace(
+        dpc_touched=jnp.asarray(False)))
+
+
 def _execute(board: Board, inputs: Inputs, render, state: Console,
-             running: jax.Array) -> Console:
+             running: jax.Array, axis_name: str | None = None) -> Console:
     """Run one instruction's CPU part if `running` (its TIA writes are
     only logged). Its TIA reads see the collisions up to its access cycle,
     without a draw."""
     access_cycle = state.cpu.cycles + _peek_cycles(board, state)
     begun = state.replace(tia=tia.collide(state.tia, access_cycle * 3,
                                           board.ystart))
-    cpu, after = cpu6502.step(begun.cpu, begun, _bus(board, inputs))
+    cpu, after = _step(board, inputs, begun, running, axis_name)
     return _keep(running, after.replace(cpu=cpu), state)
 
 
@@ -233,7 +406,8 @@ def _per_console(batched):
     def over(fn):
         def mapped(board, inputs, render, *per):
             axes = (board_axes, inputs_axes, None) + (0,) * len(per)
-            return jax.vmap(fn, in_axes=axes)(board, inputs, render, *per)
+            return jax.vmap(fn, in_axes=axes, axis_name=BATCH_AXIS)(
+                board, inputs, render, *per)
         return mapped
     return over
 
@@ -262,8 +436,11 @@ def _apply_tia_writes(board, inputs, render, state, running, over, anywhere):
 def _start_frame(board: Board, state: Console, render) -> Console:
     """Stella's `startFrame`: rebase every cycle count to the new frame."""
     cycles = state.cpu.cycles
+    chips = state.chips
+    if chips.dpc is not None:
+        chips = chips.replace(dpc=dpc.rebase(chips.dpc, cycles))
     return state.replace(
-        cpu=state.cpu.replace(cycles=jnp.int32(0)),
+        cpu=state.cpu.replace(cycles=jnp.int32(0)), chips=chips,
         riot=riot.rebase(state.riot, cycles),
         tia=tia.start_frame(state.tia, cycles, board.ystart, render))
 
@@ -294,9 +471,12 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
              ) if batched is not None else (lambda fn: fn)
     state = whole(_begin)(board, state, render)
 
+    execute = functools.partial(
+        _execute, axis_name=None if batched is None else BATCH_AXIS)
+
     def body(carry):
         count, state, running, stop = carry
-        state = over(_execute)(board, inputs, render, state, running)
+        state = over(execute)(board, inputs, render, state, running)
         state, ends = _apply_tia_writes(board, inputs, render, state,
                                         running, over, anywhere)
         stop = stop | ends
@@ -374,15 +554,18 @@ def frame(board: Board, state: Console, inputs: Inputs,
 def power_on(board: Board) -> Console:
     """The console right after construction: RAM from the system generator.
 
-    The CPU is not reset yet; call `system_reset`.
+    The CPU is not reset yet; call `system_reset`. The state's shapes
+    follow `board.features` (screen rows, cart RAM, DPC).
     """
     draws = system_draws(RAM_DRAWS + 1)
+    features = board.features
     return Console(
         cpu=cpu6502.make_state(),
         riot=riot.power_on(jnp.asarray(draws[:128] & 0xFF, jnp.uint8),
                            reset_timer(0)),
-        tia=tia.power_on(),
+        tia=tia.power_on(features.rows),
         segments=board.reset_segments,
+        chips=cartridge.make_chips(features.cart_ram, features.dpc),
         data_bus=jnp.int32(0), last_read=jnp.asarray(False),
         log_count=jnp.int32(0),
         log=jnp.zeros((MAX_TIA_WRITES, 4), jnp.int32),
@@ -393,14 +576,31 @@ RAM_DRAWS = 128
 
 
 def system_reset(board: Board, state: Console,
-                 timer: int | jax.Array) -> Console:
+                 reset: ResetInputs | int | jax.Array) -> Console:
     """Stella's `System::reset`: RIOT (new timer), TIA, cart, then the CPU.
 
-    RIOT RAM and the partial-frame flag are kept, as in Stella.
+    RIOT RAM, the DPC's registers and the partial-frame flag are kept, as
+    in Stella; Superchip RAM is refilled from the reset's draws. The TIA's
+    buffers are cleared to the board's rows (a board changed to the
+    detected display format takes effect here).
+
+    Args:
+        board: the game's hardware.
+        state: the console.
+        reset: the reset's `ResetInputs`; or just its RIOT timer, which
+            keeps the display format and serves only carts without RAM.
     """
+    if isinstance(reset, ResetInputs):
+        timer, ram, pal = reset
+    else:
+        timer, ram, pal = reset, None, state.tia.pal
+    if isinstance(pal, bool) and pal and board.features.rows < tia.PAL_HEIGHT:
+        raise ValueError("a PAL reset needs a board of 250 rows")
     state = state.replace(
-        riot=riot.reset(state.riot, timer), tia=tia.reset(state.tia),
-        segments=board.reset_segments)
+        riot=riot.reset(state.riot, timer),
+        tia=tia.reset(state.tia, pal, board.features.rows),
+        segments=board.reset_segments,
+        chips=cartridge.reset_chips(state.chips, ram))
     cpu, state = cpu6502.reset(state, _bus(board, _idle_inputs()))
     return state.replace(cpu=cpu)
 
@@ -417,5 +617,27 @@ def ram(state: Console) -> jax.Array:
 
 
 def screen(state: Console) -> jax.Array:
-    """uint8[210, 160]: palette indices of the last frame, as `getScreen`."""
+    """uint8[rows, 160]: palette indices of the last frame, as `getScreen`.
+
+    `rows` is the board's (210, or 250 for PAL); an NTSC console on a
+    widened 250-row board leaves rows 210-249 black.
+    """
     return state.tia.screen[state.tia.buffer]
+
+
+def cart_ram(state: Console) -> jax.Array:
+    """uint8[128]: the Superchip RAM (ALE's `readMappedRam` of $F080-$F0FF
+    reads it); zeros for a program without Superchip RAM."""
+    ram = state.chips.ram
+    return jnp.zeros((cartridge.RAM_SIZE,), jnp.uint8) if ram is None else ram
+
+
+def scanlines(state: Console) -> jax.Array:
+    """Scanlines since the frame started, as Stella's `TIA::scanlines`
+    (after a frame: its length, which ALE's PAL detection counts)."""
+    return (state.cpu.cycles * 3 - state.tia.frame_start) // tia.LINE
+
+
+def is_pal(state: Console) -> jax.Array:
+    """Whether the console was last reset as PAL."""
+    return state.tia.pal != 0

@@ -10,10 +10,18 @@ convention:
 * **Actions** index `env.action_set`: ALE action ids, the minimal set in
   `getMinimalActionSet()` order (or all 18 with `full_action_space=True`).
   Joystick games see them on SWCHA/INPT4; paddle games (Pong, Breakout) move
-  the paddle by 23,000 ohms per frame and press its button.
+  the paddle by 23,000 ohms per frame, within the game's paddle range, and
+  press its button. As in ALE, an action the game calls illegal, and an
+  index out of range (nothing can raise inside `jit`), play NOOP;
+  `checked_step` raises on the host for an index out of range.
 * **Sticky actions**, ALE's semantics: before every emulated frame, with
   probability `repeat_action_probability` the previous frame's action is
-  kept. The draws come from the JAX key, not from ALE's mt19937.
+  kept. The draws come from the JAX key, not from ALE's mt19937;
+  `info["applied_actions"]` reports the action each frame got, so ale-py
+  fed those actions without stickiness replays the step exactly.
+* **Modes and difficulties** (`EnvParams.mode`, `.difficulty`) are ALE's
+  values; they shape the reset, so `env.make_params(mode=...)` boots the
+  resets for them.
 * **Reset** reproduces `loadROM()` + `reset_game()` on the host, once per
   game: the power-on RAM from Stella's fixed-seed generator, 60 frames of
   autodetection, 60 NOOP frames, RESET presses, the game's `setMode` and
@@ -34,17 +42,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
+import pathlib
+import warnings
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
 from jaxatari import console, games, palette
 
-PADDLE_MIN, PADDLE_MAX, PADDLE_DELTA = 27450, 790196, 23000
+PADDLE_MIN, PADDLE_MAX = games.core.PADDLE_MIN, games.core.PADDLE_MAX
+PADDLE_DELTA = 23000
 PADDLE_CENTRE = (PADDLE_MIN + PADDLE_MAX) // 2
 NUM_RESET_FRAMES = 4
 RIGHT_ACTIONS = (3, 6, 8, 11, 14, 16)
@@ -70,12 +83,75 @@ class EnvState:
 
 @struct.dataclass
 class EnvParams:
-    """Settings of Gymnasium's `ALE/<Game>-v5`, plus the cached resets."""
+    """Settings of Gymnasium's `ALE/<Game>-v5`, plus the cached resets.
+
+    `mode` and `difficulty` are ALE's `setMode`/`setDifficulty` values.
+    They shape the reset itself, so `reset_states` are booted for them:
+    build params for other values with `env.make_params(mode=...,
+    difficulty=...)`, not with `params.replace` (which `step` and `reset`
+    refuse, naming the fix).
+    """
     frameskip: int = struct.field(pytree_node=False, default=4)
     repeat_action_probability: float = 0.25
     max_num_frames_per_episode: int = 108_000
     obs_type: str = struct.field(pytree_node=False, default="rgb")
+    mode: int = struct.field(pytree_node=False, default=0)
+    difficulty: int = struct.field(pytree_node=False, default=0)
     reset_states: Any = None
+    reset_states_for: tuple[int, int] | None = struct.field(
+        pytree_node=False, default=None)
+
+
+def rules_ram(machine: console.Console, size: int) -> jax.Array:
+    """The RAM a game's rules read (`GameRules.ram_size` bytes).
+
+    128: the RIOT RAM, ALE's `getRAM`. 256: the RIOT RAM, then the 128
+    bytes of Superchip RAM (Klax's rules read its score there); zeros for
+    a cartridge without that RAM.
+    """
+    ram = console.ram(machine)
+    if size == games.core.RIOT_RAM_SIZE:
+        return ram
+    cart_ram = machine.chips.ram
+    if cart_ram is None:
+        cart_ram = jnp.zeros(ram.shape[:-1] + (games.core.CART_RAM_SIZE,),
+                             jnp.uint8)
+    return jnp.concatenate([ram, cart_ram], axis=-1)
+
+
+def to_ale_action(action_set: tuple[int, ...],
+                  action: jax.Array) -> jax.Array:
+    """The ALE action id of an index into `action_set`.
+
+    An index out of range becomes NOOP (0), as ALE plays an illegal action
+    (`StellaEnvironment::act`); inside `jit` nothing can raise.
+    """
+    action = jnp.asarray(action, jnp.int32)
+    table = jnp.asarray(action_set, jnp.int32)
+    legal = (action >= 0) & (action < len(action_set))
+    return jnp.where(legal, table[jnp.clip(action, 0, len(action_set) - 1)],
+                     0)
+
+
+def sticky_actions(key: jax.Array, previous: jax.Array, action: jax.Array,
+                   repeat_action_probability: float | jax.Array,
+                   frameskip: int) -> jax.Array:
+    """The action each of `frameskip` frames gets, with ALE's sticky rule.
+
+    Before every emulated frame, with probability
+    `repeat_action_probability` the previous frame's action is kept,
+    otherwise the agent's `action` is taken (ALE's `act`, frame by frame).
+
+    Returns:
+        int32[frameskip] ALE action ids.
+    """
+    draws = jax.random.uniform(key, (frameskip,))
+    applied, current = [], jnp.asarray(previous, jnp.int32)
+    for i in range(frameskip):
+        current = jnp.where(draws[i] >= repeat_action_probability,
+                            jnp.asarray(action, jnp.int32), current)
+        applied.append(current)
+    return jnp.stack(applied)
 
 
 def _in(action: jax.Array, group: tuple[int, ...]) -> jax.Array:
@@ -94,11 +170,15 @@ def paddle_cycles(resistance: jax.Array) -> jax.Array:
 
 def controller_inputs(paddle_game: jax.Array | bool,
                       swap_paddles: jax.Array | bool, action: jax.Array,
-                      paddles: jax.Array, swchb: jax.Array) -> console.Inputs:
+                      paddles: jax.Array, swchb: jax.Array,
+                      swap_ports: jax.Array | bool = False) -> console.Inputs:
     """The console's input lines for one frame of `action` (player B idle).
 
-    The controller type is data (`paddle_game`, `swap_paddles`), so consoles
-    of different games can share one compiled program.
+    The controller type is data (`paddle_game`, `swap_paddles`,
+    `swap_ports`), so consoles of different games can share one compiled
+    program. With the ports swapped (Stella's `Console.SwapPorts`: Surround,
+    Wizard of Wor) player A's joystick is plugged into the right port: its
+    directions pull SWCHA's low nibble and its button is INPT5.
     """
     fire = _in(action, FIRE_ACTIONS)
     # Paddles: paddle 0's button is pin Four (0x80), or pin Three if swapped.
@@ -112,31 +192,49 @@ def controller_inputs(paddle_game: jax.Array | bool,
                | jnp.where(_in(action, DOWN_ACTIONS), 0x20, 0)
                | jnp.where(_in(action, LEFT_ACTIONS), 0x40, 0)
                | jnp.where(_in(action, RIGHT_ACTIONS), 0x80, 0))
+    pressed = jnp.where(swap_ports, pressed >> 4, pressed)
     swcha = jnp.where(paddle_game, 0xFF & ~jnp.where(fire, pin_zero, 0),
                       0xFF & ~pressed)
+    buttons = jnp.where(swap_ports, jnp.stack([False, fire]),
+                        jnp.stack([fire, False]))
     return console.Inputs(
         swcha=swcha.astype(jnp.int32), swchb=jnp.asarray(swchb, jnp.int32),
-        fire=jnp.where(paddle_game, 0, jnp.stack([fire, False])
-                       ).astype(jnp.int32),
+        fire=jnp.where(paddle_game, 0, buttons).astype(jnp.int32),
         paddle_needed=jnp.where(paddle_game, paddle_needed, -2
                                 ).astype(jnp.int32))
 
 
-def move_paddle(paddle_game: jax.Array | bool, action: jax.Array,
+def move_paddle(controls: "Controls", action: jax.Array,
                 paddles: jax.Array) -> jax.Array:
-    """ALE's per-frame paddle move for player A's action (data-driven)."""
+    """ALE's per-frame paddle move for player A's action (data-driven),
+    clipped to the game's paddle range."""
     delta = jnp.where(_in(action, RIGHT_ACTIONS), -PADDLE_DELTA,
                       jnp.where(_in(action, LEFT_ACTIONS), PADDLE_DELTA, 0))
-    delta = jnp.where(paddle_game, delta, 0)
-    return paddles.at[0].set(jnp.clip(paddles[0] + delta, PADDLE_MIN,
-                                      PADDLE_MAX))
+    delta = jnp.where(controls.paddle_game, delta, 0)
+    return paddles.at[0].set(jnp.clip(paddles[0] + delta,
+                                      controls.paddle_min,
+                                      controls.paddle_max))
 
 
 class Controls(NamedTuple):
-    """A game's controller and switches, as data (Python or array values)."""
+    """A game's controller and switches, as data (Python or array values).
+
+    `paddle_min`/`paddle_max` are the game's paddle range; ALE centres the
+    paddles between them at every reset (`paddle_centre`).
+    """
     paddle_game: jax.Array | bool
     swap_paddles: jax.Array | bool
     difficulty: jax.Array | int
+    paddle_min: jax.Array | int = PADDLE_MIN
+    paddle_max: jax.Array | int = PADDLE_MAX
+    swap_ports: jax.Array | bool = False
+
+
+def paddle_centre(controls: Controls) -> jax.Array:
+    """Both paddles' resistance after a reset: the middle of the range."""
+    centre = (jnp.asarray(controls.paddle_min, jnp.int32)
+              + jnp.asarray(controls.paddle_max, jnp.int32)) // 2
+    return jnp.stack([centre, centre])
 
 
 def console_frame(board: console.Board, controls: Controls,
@@ -145,10 +243,10 @@ def console_frame(board: console.Board, controls: Controls,
                   render: bool | jax.Array):
     """One ALE frame of the console for player A's `action`, with RESET
     (`buttons` 1) or SELECT (2) held: returns (machine, paddles)."""
-    paddles = move_paddle(controls.paddle_game, action, paddles)
+    paddles = move_paddle(controls, action, paddles)
     swchb = switches(controls.difficulty, buttons == 1, buttons == 2)
     inputs = controller_inputs(controls.paddle_game, controls.swap_paddles,
-                               action, paddles, swchb)
+                               action, paddles, swchb, controls.swap_ports)
     return console.frame(board, machine, inputs, render), paddles
 
 
@@ -163,38 +261,46 @@ def switches(difficulty: int, reset: jax.Array | bool = False,
 class AtariEnv:
     """One Atari-57 game as a gymnax-style environment (see module doc)."""
 
-    def __init__(self, game: str, full_action_space: bool = False,
+    def __init__(self, game: str | games.GameRules,
+                 full_action_space: bool = False,
                  mode: int | None = None, difficulty: int | None = None,
-                 num_reset_states: int = 4):
-        self.rules = games.lookup(game)
-        self.cart = cartridge.load_cartridge(self.rules.rom_id)
+                 num_reset_states: int = 4,
+                 rom: str | os.PathLike | None = None):
+        self.rules = (game if isinstance(game, games.GameRules)
+                      else games.lookup(game))
+        self.cart = cartridge.load_cartridge(
+            self.rules.rom_id if rom is None else rom)
         self.board = console.make_board(self.cart, self.rules.ystart,
                                         self.rules.hmove_blanks)
-        self.mode = self.rules.default_mode if mode is None else mode
-        self.difficulty = (self.rules.default_difficulty
-                           if difficulty is None else difficulty)
-        _check_choice("mode", self.mode, self.rules.modes, game)
-        _check_choice("difficulty", self.difficulty, self.rules.difficulties,
-                      game)
+        self.mode = self.rules.default_mode
+        self.difficulty = self.rules.default_difficulty
+        self.mode, self.difficulty = self._settings(mode, difficulty)
         self.controls = Controls(self.rules.paddles, self.rules.swap_paddles,
-                                 self.difficulty)
+                                 self.difficulty, *self.rules.paddle_range,
+                                 swap_ports=self.rules.swap_ports)
         self.action_set = (tuple(range(18)) if full_action_space
                            else tuple(self.rules.minimal_actions))
+        # What ALE plays for each: an action the game calls illegal is NOOP.
+        self.played_actions = tuple(a if a in self.rules.legal_actions
+                                    else 0 for a in self.action_set)
         self.num_reset_states = num_reset_states
-        self._frame = jax.jit(self._emulate_frame, static_argnums=(3,))
+        self._frame = jax.jit(self._emulate_frame, static_argnums=(4,))
 
     # ------------------------------------------------------------------ frames
     def _emulate_frame(self, state: EnvState, action: jax.Array,
-                       buttons: jax.Array, render: bool) -> EnvState:
+                       buttons: jax.Array, difficulty: jax.Array,
+                       render: bool) -> EnvState:
         """One ALE frame: inputs, the console, then `RomSettings::step`.
 
         `buttons` is 0, 1 (RESET held) or 2 (SELECT held).
         """
-        machine, paddles = console_frame(self.board, self.controls,
+        controls = self.controls._replace(difficulty=difficulty)
+        machine, paddles = console_frame(self.board, controls,
                                          state.machine, state.paddles,
                                          action, buttons, render)
         reward, terminal, lives, vars_ = self.rules.step(
-            console.ram(machine).astype(jnp.int32), state.vars)
+            rules_ram(machine, self.rules.ram_size).astype(jnp.int32),
+            state.vars)
         stepped = state.replace(vars=vars_, reward=reward, terminal=terminal,
                                 lives=lives)
         # ALE's pressSelect does not run RomSettings::step on SELECT frames.
@@ -208,32 +314,83 @@ class AtariEnv:
         """The console just built (`power_on`), before any reset."""
         return EnvState(machine=console.power_on(self.board),
                         vars=self.rules.reset_vars(),
-                        paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32),
+                        paddles=paddle_centre(self.controls),
                         action=jnp.int32(0), reward=jnp.int32(0),
                         terminal=jnp.asarray(False), lives=jnp.int32(0),
                         episode_frame=jnp.int32(0))
 
-    def boot(self) -> list[EnvState]:
-        """`loadROM()` then consecutive `reset_game()` calls, on the host."""
-        driver = _EnvDriver(self, self.initial_state())
+    def boot(self, mode: int | None = None,
+             difficulty: int | None = None) -> list[EnvState]:
+        """`loadROM()` then consecutive `reset_game()` calls, on the host.
+
+        `loadROM` ends with a reset in the game's default mode at difficulty
+        0. For those settings the states are that reset and the ones after
+        it; for other settings they are the resets after `setMode` /
+        `setDifficulty`, as ALE (and Gymnasium's `AtariEnv`) would play
+        them: loadROM's reset first, then the new settings from the next
+        frame on.
+
+        Args:
+            mode: ALE's `setMode` value (default: the env's).
+            difficulty: ALE's `setDifficulty` value (default: the env's).
+        """
+        mode, difficulty = self._settings(mode, difficulty)
+        defaults = (self.rules.default_mode, 0)
+        driver = _EnvDriver(self, self.initial_state(), defaults[1])
         load_rom(driver)
-        states = []
-        for k in range(self.num_reset_states):
-            reset_game(self.rules, self.mode, driver, k)
+        states, k = [], 0
+        if (mode, difficulty) != defaults:
+            reset_game(self.rules, defaults[0], driver, k)
+            driver.difficulty, k = jnp.int32(difficulty), 1
+        while len(states) < self.num_reset_states:
+            reset_game(self.rules, mode, driver, k)
             states.append(driver.episode_start())
+            k += 1
         return states
 
     def _reset_game(self, state: EnvState, resets: int) -> EnvState:
         """`StellaEnvironment::reset` from `state`, as the `resets`-th
         `reset_game()` since `loadROM()` (0 is the one loadROM ends with)."""
-        driver = _EnvDriver(self, state)
+        driver = _EnvDriver(self, state, self.difficulty)
         reset_game(self.rules, self.mode, driver, resets)
         return driver.episode_start()
 
-    def default_params(self) -> EnvParams:
-        states = self.boot()
+    def _settings(self, mode: int | None,
+                  difficulty: int | None) -> tuple[int, int]:
+        """(mode, difficulty), defaulting to the env's, checked on the host."""
+        mode = self.mode if mode is None else mode
+        difficulty = self.difficulty if difficulty is None else difficulty
+        _check_choice("mode", mode, self.rules.modes, self.rules.rom_id)
+        # ALE starts every game at difficulty 0, listed or not (Backgammon
+        # lists only 3); setDifficulty accepts the listed ones.
+        _check_choice("difficulty", difficulty,
+                      set(self.rules.difficulties)
+                      | {self.rules.default_difficulty}, self.rules.rom_id)
+        return mode, difficulty
+
+    def make_params(self, mode: int | None = None,
+                    difficulty: int | None = None, **fields) -> EnvParams:
+        """Parameters for a mode and difficulty, with their resets booted.
+
+        Args:
+            mode: one of `rules.modes` (default: the env's mode).
+            difficulty: one of `rules.difficulties` (default: the env's).
+            **fields: other `EnvParams` fields (frameskip, obs_type, ...).
+
+        Raises:
+            ValueError: a mode or difficulty the game lacks (the message
+                lists the ones it has), raised before any emulation.
+        """
+        mode, difficulty = self._settings(mode, difficulty)
+        states = self.boot(mode, difficulty)
         stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
-        return EnvParams(reset_states=stacked)
+        return EnvParams(mode=mode, difficulty=difficulty,
+                         reset_states=stacked,
+                         reset_states_for=(mode, difficulty), **fields)
+
+    def default_params(self) -> EnvParams:
+        """`make_params()` for the env's mode and difficulty."""
+        return self.make_params()
 
     # ------------------------------------------------------------------ API
     def observation(self, state: EnvState, params: EnvParams) -> jax.Array:
@@ -242,11 +399,12 @@ class AtariEnv:
             return console.ram(state.machine)
         screen = console.screen(state.machine)
         if params.obs_type == "grayscale":
-            return palette.to_grayscale(screen)
-        return palette.to_rgb(screen)
+            return palette.to_grayscale(screen, self.display_format)
+        return palette.to_rgb(screen, self.display_format)
 
     def reset(self, key: jax.Array, params: EnvParams):
         """Pick one of the cached post-reset states (a copy, no emulation)."""
+        _check_params(params)
         index = jax.random.randint(key, (), 0, self.num_reset_states)
         state = jax.tree.map(lambda x: x[index], params.reset_states)
         return self.observation(state, params), state
@@ -256,36 +414,86 @@ class AtariEnv:
              params: EnvParams):
         """`frameskip` ALE frames of `action`; auto-reset when done.
 
+        `action` indexes `env.action_set`. An index out of range is played
+        as NOOP, as ALE plays an illegal action; `checked_step` raises for
+        it instead.
+
         Returns:
             (obs, state, reward, done, info) with info = {"lives",
-            "episode_frame_number", "terminated", "truncated"}.
+            "episode_frame_number", "terminated", "truncated",
+            "applied_actions"}; `applied_actions` is int32[frameskip], the
+            ALE action id each emulated frame got after sticky actions.
         """
-        ale_action = jnp.asarray(self.action_set, jnp.int32)[action]
+        _check_params(params)
+        ale_action = to_ale_action(self.played_actions, action)
         sticky_key, reset_key = jax.random.split(key)
-        draws = jax.random.uniform(sticky_key, (params.frameskip,))
-        total = jnp.int32(0)
-        for i in range(params.frameskip):
-            applied = jnp.where(draws[i] >= params.repeat_action_probability,
-                                ale_action, state.action)
-            state = state.replace(action=applied)
-            over = self._game_over(state, params)
-            stepped = self._emulate_frame(state, applied, jnp.int32(0),
-                                          i == params.frameskip - 1)
-            state = jax.tree.map(lambda a, b: jnp.where(over, a, b), state,
-                                 stepped)
-            total = total + jnp.where(over, 0, state.reward)
+        applied_actions = sticky_actions(
+            sticky_key, state.action, ale_action,
+            params.repeat_action_probability, params.frameskip)
+        # The frames before the last are not drawn: one scanned copy of the
+        # frame program serves them, whatever the frameskip.
+        carry = (state, jnp.int32(0))
+        if params.frameskip > 1:
+            carry, _ = jax.lax.scan(
+                lambda c, a: (self._skip_frame(c, a, params, False), None),
+                carry, applied_actions[:-1])
+        state, total = self._skip_frame(carry, applied_actions[-1], params,
+                                        True)
         terminated = state.terminal
         truncated = self._game_over(state, params) & ~terminated
         done = terminated | truncated
         info = {"lives": state.lives,
                 "episode_frame_number": state.episode_frame,
-                "terminated": terminated, "truncated": truncated}
+                "terminated": terminated, "truncated": truncated,
+                "applied_actions": applied_actions}
         obs = self.observation(state, params)
         reset_obs, reset_state = self.reset(reset_key, params)
         state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
                              state)
         obs = jnp.where(done, reset_obs, obs)
         return obs, state, total, done, info
+
+    def _skip_frame(self, carry: tuple[EnvState, jax.Array],
+                    applied: jax.Array, params: EnvParams,
+                    render: bool) -> tuple[EnvState, jax.Array]:
+        """One frame of a step: ALE emulates nothing once the game is over
+        (or truncated), but the sticky action still changes."""
+        state, total = carry
+        state = state.replace(action=applied)
+        over = self._game_over(state, params)
+        stepped = self._emulate_frame(state, applied, jnp.int32(0),
+                                      jnp.int32(params.difficulty), render)
+        state = jax.tree.map(lambda a, b: jnp.where(over, a, b), state,
+                             stepped)
+        return state, total + jnp.where(over, 0, state.reward)
+
+    def checked_step(self, key: jax.Array, state: EnvState,
+                     action: jax.Array, params: EnvParams):
+        """`step`, but an action index out of range raises on the host.
+
+        The check runs inside the compiled step (`jax.experimental.
+        checkify`), so it costs one flag per call and no extra dispatch.
+
+        Raises:
+            jax.experimental.checkify.JaxRuntimeError: the action index is
+                not in `range(len(env.action_set))`.
+        """
+        error, out = self._checked_step(key, state, action, params)
+        error.throw()
+        return out
+
+    @functools.cached_property
+    def _checked_step(self):
+        def step(key, state, action, params):
+            count = len(self.action_set)
+            checkify.check(
+                jnp.all((action >= 0) & (action < count)),
+                f"action index {{action}} is out of range for "
+                f"{self.rules.rom_id}: the action set has {count} actions "
+                f"(ALE ids {self.action_set})", action=action)
+            return self.step(key, state, action, params)
+
+        return jax.jit(checkify.checkify(step))
 
     def _game_over(self, state: EnvState, params: EnvParams) -> jax.Array:
         limit = params.max_num_frames_per_episode
@@ -296,12 +504,19 @@ class AtariEnv:
         return console.ram(state.machine)
 
     def screen(self, state: EnvState) -> jax.Array:
-        """uint8[210, 160] palette indices, as ALE's `getScreen`."""
+        """uint8[210, 160] palette indices (250 rows for a PAL game), as
+        ALE's `getScreen`."""
         return console.screen(state.machine)
 
     def screen_rgb(self, state: EnvState) -> jax.Array:
-        """uint8[210, 160, 3], as ALE's `getScreenRGB`."""
-        return palette.to_rgb(console.screen(state.machine))
+        """uint8[210, 160, 3] (250 rows for PAL), as `getScreenRGB`."""
+        return palette.to_rgb(console.screen(state.machine),
+                              self.display_format)
+
+    @property
+    def display_format(self) -> str:
+        """"NTSC" or "PAL", as ALE detects it (the board's screen rows)."""
+        return console.display_format(self.board)
 
 
 class ConsoleDriver:
@@ -310,18 +525,27 @@ class ConsoleDriver:
 
     Subclasses provide the primitives: `frames` (emulate frames with an
     action and RESET/SELECT held, running `RomSettings::step` after each
-    frame except SELECT frames), `system_reset`, `begin_episode` and `ram`.
+    frame except SELECT frames), `system_reset`, `begin_episode`, `ram`
+    and `scanlines`.
     """
 
-    selects = 0
+    counted_frames = 0
+    """Reset frames ALE counts in the episode frame number: one per
+    `pressSelect` call and one per `act` (setMode's), none for the rest."""
 
     def frames(self, action: int, buttons: int, count: int) -> None:
         """`count` frames of `action`; `buttons` 0, 1 (RESET) or 2 (SELECT)."""
         raise NotImplementedError
 
-    def system_reset(self, timer: int) -> None:
-        """`System::reset` with this RIOT timer; paddles centred, episode
-        frame count zeroed (`StellaEnvironment::reset`)."""
+    def system_reset(self, resets: int, pal: bool | None = None) -> None:
+        """`System::reset`, the console's `resets`-th since construction
+        (with that reset's system-generator draws: `console.reset_inputs`);
+        `pal` sets the display format, None keeps it. Paddles centred,
+        episode frame count zeroed (`StellaEnvironment::reset`)."""
+        raise NotImplementedError
+
+    def scanlines(self) -> int:
+        """The scanline count of the last frame (`console.scanlines`)."""
         raise NotImplementedError
 
     def begin_episode(self) -> None:
@@ -334,7 +558,7 @@ class ConsoleDriver:
 
     def press_select(self, n: int = 1) -> None:
         """ALE's `pressSelect(n)`: SELECT for `n` frames, then a NOOP frame."""
-        self.selects += 1
+        self.counted_frames += 1
         self.frames(0, 2, n)
         self.frames(0, 0, 1)
 
@@ -344,16 +568,22 @@ class ConsoleDriver:
 
     def act(self, action: int) -> None:
         """One frame of an agent action, as `setMode` uses it."""
+        self.counted_frames += 1
         self.frames(action, 0, 1)
 
 
 def load_rom(driver: ConsoleDriver) -> None:
     """ALE's `loadROM` up to its closing `reset_game()`: a system reset, the
-    60 frames of display autodetection, and another system reset (the
-    console's first and second; construction was the zeroth)."""
-    driver.system_reset(console.reset_timer(1))
-    driver.frames(0, 0, 60)
-    driver.system_reset(console.reset_timer(2))
+    60 frames of display autodetection run as NTSC, and another system
+    reset to the format found (the console's first and second;
+    construction was the zeroth). As Stella's `Console`: PAL if at least
+    15 of frames 30-59 ran over 285 scanlines."""
+    driver.system_reset(1, pal=False)
+    tall = 0
+    for k in range(60):
+        driver.frames(0, 0, 1)
+        tall += k >= 30 and driver.scanlines() > 285
+    driver.system_reset(2, pal=tall >= 15)
 
 
 def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
@@ -361,46 +591,83 @@ def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
     """`StellaEnvironment::reset` (ale-facts §1.3) as the `resets`-th
     `reset_game()`: system reset, 60 NOOP frames, RESET, the game's
     `setMode`, RESET again, then its starting actions."""
-    driver.system_reset(console.reset_timer(3 + resets))
-    driver.selects = 0
+    driver.system_reset(3 + resets)
+    driver.counted_frames = 0
     driver.frames(0, 0, 60)
     driver.soft_reset()
     driver.begin_episode()
     rules.set_mode(driver, mode)
     driver.soft_reset()
     for action in rules.starting_actions:
-        driver.frames(action, 0, 1)
+        if action == games.core.RESET:   # the RESET switch, joystick idle
+            driver.frames(0, 1, 1)
+        else:
+            driver.frames(action, 0, 1)
 
 
 class _EnvDriver(ConsoleDriver):
     """`ConsoleDriver` on one `EnvState`, frame by frame (`env._frame`)."""
 
-    def __init__(self, env: AtariEnv, state: EnvState):
+    def __init__(self, env: AtariEnv, state: EnvState, difficulty: int):
         self.env, self.state = env, state
+        self.difficulty = jnp.int32(difficulty)
 
     def frames(self, action: int, buttons: int, count: int) -> None:
         for _ in range(count):
             self.state = self.env._frame(self.state, jnp.int32(action),
-                                         jnp.int32(buttons), True)
+                                         jnp.int32(buttons), self.difficulty,
+                                         True)
 
-    def system_reset(self, timer: int) -> None:
-        machine = console.system_reset(self.env.board, self.state.machine,
-                                       timer)
+    def system_reset(self, resets: int, pal: bool | None = None) -> None:
+        machine = self.state.machine
+        pal = bool(console.is_pal(machine)) if pal is None else pal
+        if resets >= 2:   # the format is known (reset 1 precedes detection)
+            self._fit_board(pal)
+        inputs = console.reset_inputs(resets, self.env.cart.has_ram, pal)
+        machine = console.system_reset(self.env.board, machine, inputs)
         self.state = self.state.replace(
             machine=machine, episode_frame=jnp.int32(0),
-            paddles=jnp.full((2,), PADDLE_CENTRE, jnp.int32))
+            paddles=paddle_centre(self.env.controls))
+
+    def _fit_board(self, pal: bool) -> None:
+        """Give the env a board of the detected format's screen rows if
+        `cart.PAL_MD5S` guessed wrong (a ROM of your own): the frame is
+        compiled again for it."""
+        board = console.board_for_format(self.env.board, pal)
+        if board is not self.env.board:
+            self.env.board = board
+            self.env._frame = jax.jit(self.env._emulate_frame,
+                                      static_argnums=(4,))
+
+    def scanlines(self) -> int:
+        return int(console.scanlines(self.state.machine))
 
     def begin_episode(self) -> None:
         self.state = self.state.replace(vars=self.env.rules.reset_vars())
 
     def ram(self) -> np.ndarray:
-        return np.asarray(console.ram(self.state.machine))
+        return np.asarray(rules_ram(self.state.machine,
+                                    self.env.rules.ram_size))
 
     def episode_start(self) -> EnvState:
         """The state an episode starts from: no action or reward yet; reset
         frames are not counted, except one per pressSelect call (as ALE)."""
         return self.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
-                                  episode_frame=jnp.int32(self.selects))
+                                  episode_frame=jnp.int32(
+                                      self.counted_frames))
+
+
+def _check_params(params: EnvParams) -> None:
+    """Refuses params whose cached resets were booted for other settings."""
+    if params.reset_states is None:
+        raise ValueError("params have no reset states; build them with "
+                         "env.default_params() or env.make_params(...)")
+    if params.reset_states_for != (params.mode, params.difficulty):
+        raise ValueError(
+            f"params.mode/difficulty are {(params.mode, params.difficulty)}"
+            f" but the cached reset states were booted for "
+            f"{params.reset_states_for}; use env.make_params(mode=..., "
+            "difficulty=...) to boot the resets for new settings")
 
 
 def _check_choice(what: str, value: int, allowed, game: str) -> None:
@@ -409,20 +676,28 @@ def _check_choice(what: str, value: int, allowed, game: str) -> None:
                          f"choose one of {sorted(allowed)}")
 
 
-def make(game: str, **overrides) -> tuple[AtariEnv, EnvParams]:
+def make(game: str | games.GameRules,
+         **overrides) -> tuple[AtariEnv, EnvParams]:
     """Make an environment and its default parameters (Gymnasium v5's).
 
     Args:
         game: ale-py's ROM id ("breakout") or an ALE/Gymnasium name
             ("Breakout", "ALE/Breakout-v5").
-        **overrides: `full_action_space`, `mode`, `difficulty`,
-            `num_reset_states` (environment), and any `EnvParams` field.
+        **overrides: `full_action_space`, `num_reset_states` (environment),
+            `mode`, `difficulty` (ALE's, for the env and its params), and
+            any other `EnvParams` field.
 
     Returns:
         (env, params).
+
+    Raises:
+        ValueError: an unknown game, or a mode or difficulty the game
+            lacks; TypeError: an unknown setting. All before any emulation.
     """
-    env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states"}
-    fields = {f.name for f in dataclasses.fields(EnvParams)}
+    env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states",
+                "rom"}
+    fields = ({f.name for f in dataclasses.fields(EnvParams)}
+              - {"reset_states", "reset_states_for"})
     unknown = set(overrides) - env_keys - fields
     if unknown:   # checked before the (slow) boot
         raise TypeError(f"unknown settings {sorted(unknown)}; known: "
@@ -430,6 +705,66 @@ def make(game: str, **overrides) -> tuple[AtariEnv, EnvParams]:
     env = AtariEnv(game, **{k: v for k, v in overrides.items()
                             if k in env_keys})
     params = env.default_params()
-    params = params.replace(**{k: v for k, v in overrides.items()
-                               if k in fields})
-    return env, params
+    return env, params.replace(**{k: v for k, v in overrides.items()
+                                  if k in fields - {"mode", "difficulty"}})
+
+
+def rules_for_rom(path: str | os.PathLike, *, ystart: int = 34,
+                  hmove_blanks: bool = True, paddles: bool = False,
+                  swap_paddles: bool = False) -> games.GameRules:
+    """`GameRules` for a ROM ALE has no settings for: no reward, no end.
+
+    Every frame gives reward 0, the game never ends by itself and reports
+    0 lives; all 18 actions, one mode (0) and the four difficulty switch
+    settings (0-3). The display and controller properties are Stella's
+    defaults unless given.
+    """
+    def step(ram: jax.Array, vars_: jax.Array) -> games.StepResult:
+        zero = jnp.zeros(jnp.shape(ram)[:-1], jnp.int32)
+        return games.core.result(zero, False, zero, zero, zero, zero)
+
+    return games.core.make_rules(
+        pathlib.Path(path).stem, pathlib.Path(path).stem, step,
+        difficulties=(0, 1, 2, 3), ystart=ystart, hmove_blanks=hmove_blanks,
+        paddles=paddles, swap_paddles=swap_paddles)
+
+
+def make_from_rom(path: str | os.PathLike, *, ystart: int = 34,
+                  hmove_blanks: bool = True, paddles: bool = False,
+                  swap_paddles: bool = False,
+                  **overrides) -> tuple[AtariEnv, EnvParams]:
+    """An environment for a ROM file of your own, without game rules.
+
+    The file need not be one of ale-py's: its bank-switching scheme is
+    detected as Stella does, and the console boots and resets exactly as
+    ALE would boot it. With no `RomSettings` for it, the reward is always
+    0 and no episode ends except by `max_num_frames_per_episode`; a
+    warning says so.
+
+    Args:
+        path: the ROM file (.bin / .a26).
+        ystart, hmove_blanks, paddles, swap_paddles: the display and
+            controller properties (Stella's `Display.YStart`,
+            `Emulation.HmoveBlanks`, `Controller.Left == PADDLES`,
+            `Controller.SwapPaddles`); Stella's defaults otherwise.
+        **overrides: as for `make` (`frameskip`, `difficulty`, ...).
+
+    Returns:
+        (env, params).
+
+    Raises:
+        FileNotFoundError: no such file.
+        cart.NotARomError: the file is not a 2600 ROM image.
+        cart.UnsupportedCartridgeError: a scheme jaxatari cannot run.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no ROM file at {path}")
+    rules = rules_for_rom(path, ystart=ystart, hmove_blanks=hmove_blanks,
+                          paddles=paddles, swap_paddles=swap_paddles)
+    cartridge.load_cartridge(path)   # a bad image fails before the warning
+    warnings.warn(
+        f"{path.name}: jaxatari has no game rules for this ROM, so every "
+        "reward is 0 and episodes end only at max_num_frames_per_episode "
+        "(lives are reported as 0)", stacklevel=2)
+    return make(rules, rom=path, **overrides)

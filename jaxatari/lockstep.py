@@ -58,24 +58,33 @@ def _one_frame(slot: Slot, machine: console.Console, paddles: jax.Array,
 
 
 def _one_reset(slot: Slot, machine: console.Console, paddles: jax.Array,
-               timer: jax.Array, active: jax.Array):
+               inputs: console.ResetInputs, active: jax.Array):
     """`System::reset` of one console with paddles centred, if `active`."""
-    reset = console.system_reset(slot.board, machine, timer)
-    centred = jnp.full_like(paddles, environment.PADDLE_CENTRE)
+    reset = console.system_reset(slot.board, machine, inputs)
+    centred = environment.paddle_centre(slot.controls)
     keep = lambda new, old: jnp.where(active, new, old)
     return jax.tree.map(keep, reset, machine), keep(centred, paddles)
+
+
+def _all_ram(machines: console.Console) -> jax.Array:
+    """uint8[B, 256]: each console's RIOT RAM, then its Superchip RAM (zeros
+    without one), for `Handle.ram`."""
+    return jax.vmap(lambda m: environment.rules_ram(
+        m, games.core.RIOT_RAM_SIZE + games.core.CART_RAM_SIZE))(machines)
 
 
 def _frames(slots, machines, paddles, actions, buttons, active):
     machines, paddles = jax.vmap(_one_frame)(slots, machines, paddles,
                                              actions, buttons, active)
-    return machines, paddles, jax.vmap(console.ram)(machines)
+    return (machines, paddles, _all_ram(machines),
+            jax.vmap(console.scanlines)(machines))
 
 
-def _resets(slots, machines, paddles, timers, active):
+def _resets(slots, machines, paddles, inputs, active):
     machines, paddles = jax.vmap(_one_reset)(slots, machines, paddles,
-                                             timers, active)
-    return machines, paddles, jax.vmap(console.ram)(machines)
+                                             inputs, active)
+    return (machines, paddles, _all_ram(machines),
+            jax.vmap(console.scanlines)(machines))
 
 
 @functools.cache
@@ -104,6 +113,7 @@ class Handle(environment.ConsoleDriver):
         self.rules = env.rules
         self.vars = env.rules.reset_vars()
         self.reward, self.terminal, self.lives = 0, False, 0
+        self.pal = False
         self.request: tuple | None = None
         self.posted, self.released = threading.Event(), threading.Event()
         self.finished, self.result, self.error = False, None, None
@@ -115,18 +125,36 @@ class Handle(environment.ConsoleDriver):
             if buttons != 2:   # ALE's pressSelect skips RomSettings::step
                 self._rules_step()
 
-    def system_reset(self, timer: int) -> None:
-        self._ask(("reset", int(timer)))
+    def system_reset(self, resets: int, pal: bool | None = None) -> None:
+        if pal is not None and resets >= 2:   # detected (reset 1 is NTSC)
+            rows = console.board_for_format(self.env.board, pal).features
+            if rows.rows != self.env.board.features.rows:
+                raise ValueError(
+                    f"{self.rules.rom_id}: ALE detects "
+                    f"{'PAL' if pal else 'NTSC'}, but the board was built "
+                    f"for {console.display_format(self.env.board)} (see "
+                    "cart.PAL_MD5S); boot an AtariEnv alone to refit it")
+        if pal is not None:
+            self.pal = pal
+        self._ask(("reset", console.reset_inputs(
+            resets, self.env.cart.has_ram, self.pal)))
+
+    def scanlines(self) -> int:
+        return int(self.group.host_scanlines[self.index])
 
     def begin_episode(self) -> None:
         self.vars = self.rules.reset_vars()
 
     def ram(self) -> np.ndarray:
-        return self.group.host_ram[self.index]
+        """The RAM the game's rules read: ALE's 128 bytes (`getRAM`), or
+        256 with the Superchip RAM for a game whose rules need it."""
+        return self.group.host_ram[self.index, :self.rules.ram_size]
 
     def screen(self) -> np.ndarray:
-        """uint8[210, 160]: the screen after the last frame."""
-        return self.group.host_screens()[self.index]
+        """uint8[rows, 160]: the screen after the last frame (210 rows, or
+        250 for a PAL game, whatever the batch's widest board)."""
+        rows = self.env.board.features.rows
+        return self.group.host_screens()[self.index, :rows]
 
     def _rules_step(self) -> None:
         reward, terminal, lives, self.vars = _rules_step(self.rules.rom_id)(
@@ -158,17 +186,27 @@ class Lockstep:
         self.size = -(-len(envs) // len(jax.devices())) * len(jax.devices())
         padded = envs + [envs[-1]] * (self.size - len(envs))
         stack = lambda *xs: jnp.stack(xs)
-        self.slots = jax.tree.map(stack, *[make_slot(e) for e in padded])
+        # One program for all: every board gets the union of the features.
+        features = console.union_features([e.board.features for e in envs])
+        slots = [make_slot(e)._replace(board=console.widen_board(
+            e.board, features)) for e in padded]
+        self.slots = jax.tree.map(stack, *slots)
         self.machines = jax.tree.map(
-            stack, *[console.power_on(e.board) for e in padded])
-        self.paddles = jnp.full((self.size, 2), environment.PADDLE_CENTRE,
-                                jnp.int32)
+            stack, *[console.power_on(s.board) for s in slots])
+        self.paddles = jax.vmap(environment.paddle_centre)(
+            self.slots.controls)
         mesh = sharding.batch_mesh(self.size)
         self._frames, self._resets, self._screens_of = _programs(mesh)
+        # A tick where only a few consoles play a frame (one game's long
+        # setMode, the last runs of a parity batch) runs them alone.
+        self._straggler_size = len(mesh.devices.flat)
+        self._small_frames = _programs(
+            sharding.batch_mesh(self._straggler_size))[0]
         self.slots, self.machines, self.paddles = jax.device_put(
             (self.slots, self.machines, self.paddles),
             sharding.batch_sharding(mesh))
-        self.host_ram = np.asarray(jax.vmap(console.ram)(self.machines))
+        self.host_ram = np.asarray(_all_ram(self.machines))
+        self.host_scanlines = np.zeros(self.size, np.int32)
         self._screens, self._lock = None, threading.Lock()
 
     def host_screens(self) -> np.ndarray:
@@ -207,6 +245,27 @@ class Lockstep:
             raise RuntimeError(f"scripts failed: {failed}") from failed[0][1]
         return [h.result for h in handles]
 
+    def _straggler_frames(self, frames: dict[int, tuple[int, int]]):
+        """A frame of a few consoles only (the others wait): run it on a
+        batch of `_straggler_size` gathered consoles, not the whole one,
+        and scatter them back. Returns the whole batch's RAM and lines."""
+        idle = next(k for k in range(self.size) if k not in frames)
+        index = np.array(sorted(frames) + [idle] * (
+            self._straggler_size - len(frames)))
+        pressed = np.array([frames.get(int(k), (0, 0)) for k in index],
+                           np.int32)
+        active = np.isin(index, list(frames))
+        take = lambda tree: jax.tree.map(lambda x: x[index], tree)
+        machines, paddles, ram, lines = self._small_frames(
+            take(self.slots), take(self.machines), take(self.paddles),
+            pressed[:, 0], pressed[:, 1], active)
+        put = lambda whole, part: whole.at[index].set(part)
+        self.machines = jax.tree.map(put, self.machines, machines)
+        self.paddles = put(self.paddles, paddles)
+        host_ram, host_lines = self.host_ram.copy(), self.host_scanlines.copy()
+        host_ram[index], host_lines[index] = np.asarray(ram), np.asarray(lines)
+        return host_ram, host_lines
+
     def _serve(self, live: list[Handle]) -> None:
         """One tick: every requested system reset, then every frame."""
         size = self.size
@@ -215,18 +274,24 @@ class Lockstep:
         frames = {h.index: h.request[1:] for h in live
                   if h.request[0] == "frame"}
         if resets:
-            timers = np.zeros(size, np.int32)
-            timers[list(resets)] = list(resets.values())
+            idle = console.reset_inputs(1)
+            inputs = jax.tree.map(lambda *xs: np.stack(xs), *[
+                resets.get(k, idle) for k in range(size)])
             active = np.isin(np.arange(size), list(resets))
-            self.machines, self.paddles, ram = self._resets(
-                self.slots, self.machines, self.paddles, timers, active)
-        if frames:
+            self.machines, self.paddles, ram, lines = self._resets(
+                self.slots, self.machines, self.paddles, inputs, active)
+            self.host_ram, self.host_scanlines = (np.asarray(ram),
+                                                  np.asarray(lines))
+        if frames and len(frames) <= self._straggler_size < size:
+            ram, lines = self._straggler_frames(frames)
+        elif frames:
             pressed = np.zeros((size, 2), np.int32)
             pressed[list(frames)] = list(frames.values())
             active = np.isin(np.arange(size), list(frames))
-            self.machines, self.paddles, ram = self._frames(
+            self.machines, self.paddles, ram, lines = self._frames(
                 self.slots, self.machines, self.paddles, pressed[:, 0],
                 pressed[:, 1], active)
         self.host_ram = np.asarray(ram)
+        self.host_scanlines = np.asarray(lines)
         with self._lock:
             self._screens = None

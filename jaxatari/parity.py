@@ -5,15 +5,16 @@
 
 Both emulators play the same seeded uniform-random actions from the game's
 minimal action set, at frameskip 1 without sticky actions. After the reset
-and after every frame the RAM, the screen (palette indices), the reward and
-game over are compared. On game over both reset (`reset_game()` in ALE; the
+and after every frame the RAM, the screen (palette indices), the reward,
+game over and the lives (ALE's `lives()`, the env's `info["lives"]`) are
+compared. On game over both reset (`reset_game()` in ALE; the
 same host-side reset sequence here, with the next RIOT timer draw).
 
 The first divergence is printed with the step, the differing RAM bytes and
 the number of differing pixels, and both screens are written side by side
 (ours left) to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any run
-diverged. `--json` prints one JSON line per run instead. `dev` stands for
-the whole dev set. All runs are emulated together in one vmapped program
+diverged. `--json` prints one JSON line per run instead. `dev`, `atari57`
+and `all` stand for the dev set, the Atari-57 and every game. All runs are emulated together in one vmapped program
 (`jaxatari.lockstep`); `benchmarks/parity_table.py` writes PARITY.md.
 """
 from __future__ import annotations
@@ -64,13 +65,14 @@ def compare(ours: dict, theirs: dict) -> dict:
     pixels = int((ours["screen"] != theirs["screen"]).sum())
     return {"ram_bytes": [int(i) for i in ram], "pixels": pixels,
             "reward": (int(ours["reward"]), int(theirs["reward"])),
-            "game_over": (bool(ours["game_over"]), bool(theirs["game_over"]))}
+            "game_over": (bool(ours["game_over"]), bool(theirs["game_over"])),
+            "lives": (int(ours["lives"]), int(theirs["lives"]))}
 
 
 def _diverged(diff: dict) -> bool:
     return bool(diff["ram_bytes"] or diff["pixels"]
-                or diff["reward"][0] != diff["reward"][1]
-                or diff["game_over"][0] != diff["game_over"][1])
+                or any(diff[key][0] != diff[key][1]
+                       for key in ("reward", "game_over", "lives")))
 
 
 def _save_screens(out: pathlib.Path, name: str, ours: np.ndarray,
@@ -96,10 +98,12 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
         ours = theirs = (0, False)
         for step in range(steps + 1):
             diff = compare(
-                {"ram": handle.ram(), "screen": handle.screen(),
-                 "reward": ours[0], "game_over": ours[1]},
+                {"ram": handle.ram()[:128], "screen": handle.screen(),
+                 "reward": ours[0], "game_over": ours[1],
+                 "lives": handle.lives},
                 {"ram": ale.getRAM(), "screen": ale.getScreen(),
-                 "reward": theirs[0], "game_over": theirs[1]})
+                 "reward": theirs[0], "game_over": theirs[1],
+                 "lives": ale.lives()})
             if _diverged(diff):
                 result.update(first_divergence=step, **diff)
                 if out is not None:
@@ -159,41 +163,84 @@ def _describe(result: dict) -> str:
             f"{result['first_divergence']}: RAM bytes "
             f"{[hex(0x80 + i) for i in result['ram_bytes']]}, "
             f"{result['pixels']} pixels, reward (ours, ALE) "
-            f"{result['reward']}, game over {result['game_over']}.")
+            f"{result['reward']}, game over {result['game_over']}, lives "
+            f"{result['lives']}.")
 
 
-def markdown_table(results: list[dict]) -> str:
-    """PARITY.md's table: one row per game, one column per seed."""
-    seeds = sorted({r["seed"] for r in results})
-    rows = ["| game | " + " | ".join(f"seed {s}" for s in seeds) + " |",
-            "|---|" + "---|" * len(seeds)]
-    for game in dict.fromkeys(r["game"] for r in results):
-        cells = []
-        for seed in seeds:
-            r = next(r for r in results if (r["game"], r["seed"]) ==
-                     (game, seed))
-            cells.append(
-                f"identical, {r['steps']} steps, {r['resets']} resets"
-                if r["first_divergence"] is None else
-                f"**diverges at step {r['first_divergence']}** "
-                f"({len(r['ram_bytes'])} RAM bytes, {r['pixels']} pixels)")
-        rows.append(f"| {game} | " + " | ".join(cells) + " |")
+def _game_status(runs: list[dict]) -> tuple[str, str]:
+    """(status, episodes) cells of one game's row, from its runs."""
+    seeds = ", ".join(str(r["seed"]) for r in runs)
+    steps = min(r["steps"] for r in runs)
+    commits = sorted({r["commit"] for r in runs if r.get("commit")})
+    where = f" (at {', '.join(commits)})" if commits else ""
+    bad = [r for r in runs if r["first_divergence"] is not None]
+    episodes = sum(r["resets"] for r in runs)
+    if not bad:
+        return (f"identical: {steps:,} frames, seeds {seeds}{where}",
+                str(episodes))
+    first = min(bad, key=lambda r: r["first_divergence"])
+    return (f"**diverges**: seed {first['seed']} at frame "
+            f"{first['first_divergence']:,} "
+            f"({len(first['ram_bytes'])} RAM bytes, {first['pixels']} "
+            f"pixels; {len(bad)} of {len(runs)} seeds){where}",
+            str(episodes))
+
+
+def markdown_table(results: list[dict], schemes: dict[str, str],
+                   notes: dict[str, str] | None = None,
+                   order: list[str] | None = None) -> str:
+    """PARITY.md's table: one row per game, all of its seeds together.
+
+    Args:
+        results: `run_many` results.
+        schemes: each game's cartridge scheme.
+        notes: per-game remarks (the known cause of a divergence, why a
+            game has no runs).
+        order: the games to list, in order (default: those with results);
+            a game without results gets a "not run" row.
+    """
+    notes = notes or {}
+    order = order or list(dict.fromkeys(r["game"] for r in results))
+    rows = ["| game | cart | Atari-57 | status | game overs | notes |",
+            "|---|---|---|---|---|---|"]
+    for game in order:
+        runs = sorted((r for r in results if r["game"] == game),
+                      key=lambda r: r["seed"])
+        status, episodes = _game_status(runs) if runs else ("not run", "")
+        atari57 = "yes" if game in games.ATARI_57 else ""
+        rows.append(f"| {game} | {schemes.get(game, '')} | {atari57} | "
+                    f"{status} | {episodes} | {notes.get(game, '')} |")
     return "\n".join(rows) + "\n"
+
+
+GROUPS = {"dev": lambda: games.DEV_SET, "atari57": lambda: games.ATARI_57,
+          "all": games.list_games}
+"""Names that stand for a set of games on the command line."""
+
+
+def expand_games(names: list[str]) -> list[str]:
+    """ROM ids of command-line game names (`GROUPS` expanded), in order.
+
+    Raises:
+        ValueError: an unknown game name (the message lists the games).
+    """
+    expanded = [game for name in names
+                for game in (GROUPS[name]() if name in GROUPS else [name])]
+    return list(dict.fromkeys(games.lookup(name).rom_id
+                              for name in expanded))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("games", nargs="+",
-                        help="ROM ids or ALE names; 'dev' for the dev set")
+    parser.add_argument("games", nargs="+", help=(
+        "ROM ids or ALE names; 'dev', 'atari57' or 'all' for those sets"))
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("parity_out"))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    names = [g for name in args.games
-             for g in (games.DEV_SET if name == "dev" else [name])]
-    runs = [(games.lookup(name).rom_id, seed) for name in names
+    runs = [(game, seed) for game in expand_games(args.games)
             for seed in args.seeds]
     results = run_many(runs, args.steps, args.out)
     for result in results:

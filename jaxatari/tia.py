@@ -8,8 +8,8 @@ and whenever the CPU touches the TIA it first draws everything from the
 frontier up to that clock with the registers as they were (`update`), then
 changes the register. This module does the same, with the same rules:
 
-* Only the display window is ever drawn: the 210 lines from the game's
-  YStart. Outside it nothing happens at all, not even collisions.
+* Only the display window is ever drawn: the 210 (PAL 250) lines from the
+  game's YStart. Outside it nothing happens at all, not even collisions.
 * A write takes effect `POKE_DELAY[register]` clocks late (PF0-2 by 4, 5, 2
   or 3 clocks depending on the position in the line); RESPx that lands in a
   copy of the player first draws 11 clocks ahead.
@@ -38,6 +38,13 @@ changes the register. This module does the same, with the same rules:
   buffers and restarts the frontier at the frame's first clock, so rows then
   hold scanlines from 0, not from YStart; it keeps which buffer is drawn and
   whether the frame was greyed (a cut-short frame goes on after a reset).
+* NTSC or PAL is what the console tells the TIA at each reset (`pal`,
+  data): a PAL TIA ends the frame at a write past scanline 342 (not 290),
+  draws 250 rows (not 210; the buffer's row count is static, so a board
+  that may run PAL has 250-row buffers), and has colour loss: after a frame
+  of an odd number of scanlines every colour register, and every colour
+  written during the next frame, gets bit 0 set (odd palette indices);
+  after an even one bit 0 is clear.
 
 How it is computed
 ------------------
@@ -61,8 +68,10 @@ from flax import struct
 HBLANK = 68
 LINE = 228
 WIDTH = 160
-HEIGHT = 210
-MAX_SCANLINES = 290
+HEIGHT = 210          # NTSC's Display.Height
+MAX_SCANLINES = 290   # NTSC's frame limit
+PAL_HEIGHT = 250      # Display.Height of a console detected as PAL
+PAL_MAX_SCANLINES = 342
 WORDS = 5  # 160 pixels as 5 x 32 bits
 
 P0, M0, P1, M1, BL, PF = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -246,7 +255,7 @@ _REGISTERS = (
     "posm0 posm1 posbl cur_grp0 cur_grp1 skip_p0 skip_p1 pf_reflect "
     "hmove_blank last_hmove dump_enabled dump_disabled_cycle frame_start "
     "last_update to_end vsync_finish buffer frame_greyed row_origin "
-    "read_clock").split()
+    "read_clock pal last_lines").split()
 NO_CLOCK = -(1 << 30)  # `read_clock` when the frame has had no TIA read
 
 
@@ -257,8 +266,11 @@ class TIAState:
     Scalars are int32 (flags 0/1). Clocks are colour clocks since the current
     frame's cycle 0; `last_update` is the render frontier and `read_clock`
     the clock of the frame's last TIA read (`NO_CLOCK` if none). `screen` is
-    uint8[2, 210, 160], double buffered: `buffer` is the one being drawn;
-    `written` marks its rows drawn this frame.
+    uint8[2, rows, 160], double buffered: `buffer` is the one being drawn;
+    `written` marks its rows drawn this frame. `rows` is static (210, or
+    250 for a board that may run PAL); `pal` (data) says whether the TIA
+    was last reset as PAL, and `last_lines` is the scanline count of the
+    last completed frame (PAL colour loss).
     """
     regs: dict
     screen: jax.Array
@@ -274,26 +286,45 @@ class TIAState:
         return self.replace(regs={**self.regs, **changes})
 
 
-def power_on() -> TIAState:
-    """The TIA after `TIA::reset` (all registers and buffers zero)."""
+def power_on(rows: int = HEIGHT,
+             pal: bool | jax.Array = False) -> TIAState:
+    """The TIA after `TIA::reset` (all registers and buffers zero).
+
+    Args:
+        rows: the screen buffer's rows (static): 210, or 250 where the
+            console may be reset as PAL.
+        pal: whether the TIA is reset as PAL (data): 342 scanlines before
+            a write ends the frame instead of 290, 250 rows drawn instead
+            of 210, and colour loss.
+    """
     regs = {name: jnp.int32(0) for name in _REGISTERS}
     regs["to_end"] = jnp.int32(LINE)
     regs["vsync_finish"] = jnp.int32(0x7FFFFFFF)
     regs["read_clock"] = jnp.int32(NO_CLOCK)
-    return TIAState(regs=regs, screen=jnp.zeros((2, HEIGHT, WIDTH), jnp.uint8),
-                    written=jnp.zeros((HEIGHT,), bool))
+    regs["pal"] = jnp.asarray(pal).astype(jnp.int32)
+    return TIAState(regs=regs, screen=jnp.zeros((2, rows, WIDTH), jnp.uint8),
+                    written=jnp.zeros((rows,), bool))
 
 
-def reset(tia: TIAState) -> TIAState:
+def reset(tia: TIAState, pal: bool | jax.Array = False,
+          rows: int | None = None) -> TIAState:
     """`TIA::reset` at system cycle 0: registers and both buffers cleared.
 
     Like Stella's `frameReset`, the frontier and the row origin are the
     frame's first clock (not the display start); `start_frame` moves them.
     Which buffer is drawn and whether this frame was already greyed are
-    kept: a frame cut short before the reset goes on after it.
+    kept: a frame cut short before the reset goes on after it. `pal` is
+    the console's display format from now on (Stella reads it from the
+    console at every reset); a PAL TIA needs a buffer of 250 rows. The
+    cleared buffers have `rows` rows (default: as before).
     """
-    fresh = power_on()
+    fresh = power_on(tia.screen.shape[-2] if rows is None else rows, pal)
     return fresh.set(buffer=tia.buffer, frame_greyed=tia.frame_greyed)
+
+
+def display_height(tia: TIAState) -> jax.Array:
+    """The rows the TIA draws: 250 if reset as PAL, else 210."""
+    return jnp.where(tia.pal != 0, PAL_HEIGHT, HEIGHT)
 
 
 # --------------------------------------------------------------------------
@@ -396,12 +427,13 @@ def _segment(tia: TIAState, start, end):
 def _write_row(screen, written, buffer, row, pixels, x0, x1, blank, on):
     """Write pixels [x0, x1) of `row` if `on` (first 8 black if `blank`).
 
-    Rows past the 210 kept ones (Stella's buffer has 300) are dropped.
+    Rows past the buffer's (Stella's has 300) are dropped.
     """
+    rows = screen.shape[-2]
     x = jnp.arange(WIDTH)
     pixels = jnp.where(blank & (x < 8), jnp.uint8(0), pixels)
-    on = on & (row >= 0) & (row < HEIGHT) & (x1 > x0)
-    row = jnp.clip(row, 0, HEIGHT - 1)
+    on = on & (row >= 0) & (row < rows) & (x1 > x0)
+    row = jnp.clip(row, 0, rows - 1)
     old = screen[buffer, row]
     new = jnp.where(on & (x >= x0) & (x < x1), pixels, old)
     return (screen.at[buffer, row].set(new),
@@ -432,7 +464,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         The TIA state drawn up to `clock`.
     """
     start = tia.frame_start + LINE * ystart
-    stop = start + LINE * HEIGHT
+    stop = start + LINE * display_height(tia)
     target = jnp.minimum(clock, stop)
     active = enabled & (clock >= start) & (tia.last_update < stop) & (
         tia.last_update < target)
@@ -572,9 +604,10 @@ def _apply(t: dict, reg, value, clock, allow_hmove_blanks,
                     (VDELBL, "vdelbl")):
         set_(name, value if r in (VSYNC, NUSIZ0, NUSIZ1, CTRLPF)
              else value & 1, is_(r))
+    loss = t["pal"] & t["last_lines"] & 1   # PAL colour loss
     for r, name in ((COLUP0, "colup0"), (COLUP1, "colup1"),
                     (COLUPF, "colupf"), (COLUBK, "colubk")):
-        set_(name, value & 0xFE, is_(r))
+        set_(name, (value & 0xFE) | loss, is_(r))
     for r, name in ((HMP0, "hmp0"), (HMP1, "hmp1"), (HMM0, "hmm0"),
                     (HMM1, "hmm1"), (HMBL, "hmbl")):
         set_(name, value >> 4, is_(r))
@@ -669,7 +702,7 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
 
     Returns:
         The new state, the CPU cycles WSYNC adds, and whether this write ends
-        the frame (VSYNC off, or past the 290-scanline limit).
+        the frame (VSYNC off, or past the 290-scanline limit, 342 on PAL).
     """
     reg = address & 0x3F
     clock = cycle * 3
@@ -685,7 +718,8 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
         ahead = ahead | ((reg == r) & early)
     tia = update(tia, jnp.where(ahead, clock + 11, clock + delay), ystart,
                  render, enabled)
-    too_long = (clock - tia.frame_start) // LINE > MAX_SCANLINES
+    limit = jnp.where(tia.pal != 0, PAL_MAX_SCANLINES, MAX_SCANLINES)
+    too_long = (clock - tia.frame_start) // LINE > limit
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
         clock >= tia.vsync_finish)
     applied = _apply(dict(tia.regs), reg, value, clock, allow_hmove_blanks,
@@ -765,6 +799,9 @@ def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
                 render: bool | jax.Array) -> TIAState:
     """Stella's `startFrame`: swap buffers, rebase clocks to the new frame.
 
+    On PAL (colour loss) the four colour registers get bit 0 set when the
+    last completed frame had an odd number of scanlines, cleared otherwise.
+
     Args:
         tia: the TIA state.
         cycles: the CPU cycle count that becomes the new cycle 0.
@@ -775,8 +812,13 @@ def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
     shift = cycles * 3
     frame_start = -clocks
     start = frame_start + LINE * ystart
+    odd = tia.last_lines & 1
+    colours = {name: jnp.where(tia.pal != 0, (tia.regs[name] & 0xFE) | odd,
+                               tia.regs[name])
+               for name in ("colup0", "colup1", "colupf", "colubk")}
     return TIAState(regs={
-        **tia.regs, "frame_start": frame_start, "last_update": start,
+        **tia.regs, **colours, "frame_start": frame_start,
+        "last_update": start,
         "row_origin": start, "to_end": jnp.int32(LINE),
         "vsync_finish": tia.vsync_finish - shift,
         "last_hmove": tia.last_hmove - shift,
@@ -794,9 +836,10 @@ def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
     written; they equal the row above. A frame cut short by the instruction
     cap greys the rows not yet reached (`(colour & 0x0F) >> 1`), once: the
     flag stays set while the frame is cut short and clears when it ends.
+    A frame that ended records its scanline count (`last_lines`).
     """
     buf = tia.buffer
-    rows = jnp.arange(HEIGHT)
+    rows = jnp.arange(tia.screen.shape[-2])
     drawn_to = (tia.last_update - tia.row_origin) // LINE
     source = jax.lax.cummax(jnp.where(tia.written, rows, -1))
     fill = (~tia.written) & (rows < drawn_to) & (source >= 0)
@@ -807,6 +850,8 @@ def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
     first = jnp.maximum(scanline, ystart) - ystart
     grey = partial & (tia.frame_greyed == 0) & (rows >= first)
     current = jnp.where(grey[:, None], (current & 0x0F) >> 1, current)
+    last_lines = jnp.where(partial, tia.last_lines, scanline)
     return TIAState(regs={**tia.regs, "frame_greyed": partial.astype(
-        jnp.int32)}, screen=tia.screen.at[buf].set(current),
+        jnp.int32), "last_lines": last_lines},
+        screen=tia.screen.at[buf].set(current),
         written=tia.written | fill)

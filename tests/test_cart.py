@@ -4,7 +4,8 @@ Oracles: the Atari-57 table in shared/reference/atari57-carts.md (hardcoded
 below), ALE itself (the cart class named in its serialized state, and tiny
 hand-assembled ROMs whose RAM and cart state after ``loadROM`` show what the
 banks held), and a plain-Python model of each scheme written from Stella's
-``Cart*.cxx``.
+``Cart*.cxx``. Superchip RAM is checked here too (its RNG draws against
+ALE's); the DPC chip has its own tests in tests/console/test_dpc.py.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ ALE_REFUSES = {"combat": "2K", "joust": "F8", "maze_craze": "4K",
                "warlords": "4K"}
 # One real ROM per scheme, for the random-access comparison.
 SAMPLES = {"2K": "breakout", "4K": "pitfall", "F8": "ms_pacman",
-           "F6": "road_runner", "E0": "montezuma_revenge", "FE": "robotank"}
+           "F6": "road_runner", "E0": "montezuma_revenge", "FE": "robotank",
+           "F8SC": "elevator_action", "F6SC": "klax", "DPC": "pitfall2"}
 
 ALE = ale_py.ALEInterface
 ALE.setLoggerMode(ale_py.LoggerMode.Error)
@@ -150,9 +152,12 @@ def test_every_ale_py_rom_detected_like_ale():
             continue
         name, _ = _ale_cart(_ale_load(path), 0)
         assert name == "Cartridge" + scheme, game
-    # The other schemes ale-py ships, which must be refused.
-    assert {g: s for g, s in detected.items()
-            if s not in cartlib.SUPPORTED_SCHEMES} == {
+    # ale-py ships no ROM of a scheme jaxatari refuses; these four are the
+    # ones beyond the Atari-57's schemes.
+    assert not {g: s for g, s in detected.items()
+                if s not in cartlib.SUPPORTED_SCHEMES}
+    assert {g: detected[g] for g in ("darkchambers", "klax",
+                                     "elevator_action", "pitfall2")} == {
         "darkchambers": "F6SC", "klax": "F6SC", "elevator_action": "F8SC",
         "pitfall2": "DPC"}
 
@@ -204,17 +209,20 @@ class RefCart:
         self.banks = {b: rom[b * 4096:(b + 1) * 4096]
                       for b in range(len(rom) // 4096)}
         self.slices = {s: rom[s * 1024:(s + 1) * 1024] for s in range(8)}
-        self.bank = 1 if scheme == "F8" else 0
+        self.banking = {"F8SC": "F8", "DPC": "F8", "F6SC": "F6"}.get(
+            scheme, scheme)
+        self.bank = 1 if self.banking == "F8" else 0
         self.slice_of = [4, 5, 6, 7]
+        self.ram = [0] * 128 if scheme.endswith("SC") else None
 
     def access(self, address: int, enabled: bool) -> int | None:
-        """Switches, then returns the byte (None when A12 is clear)."""
+        """Switches, then returns the ROM byte (None when A12 is clear)."""
         if not address & 0x1000:
             return None
         a = address & 0xFFF
-        if enabled and self.scheme == "F8" and a in (0xFF8, 0xFF9):
+        if enabled and self.banking == "F8" and a in (0xFF8, 0xFF9):
             self.bank = a - 0xFF8
-        if enabled and self.scheme == "F6" and 0xFF6 <= a <= 0xFF9:
+        if enabled and self.banking == "F6" and 0xFF6 <= a <= 0xFF9:
             self.bank = a - 0xFF6
         if enabled and self.scheme == "E0" and 0xFE0 <= a <= 0xFF7:
             self.slice_of[(a - 0xFE0) // 8] = a & 7
@@ -233,8 +241,21 @@ class RefCart:
             return [0, 1024, 0, 1024]
         if self.scheme == "E0":
             return [s * 1024 for s in self.slice_of]
-        bank = self.bank if self.scheme in ("F8", "F6") else 0
+        bank = self.bank if self.banking in ("F8", "F6") else 0
         return [bank * 4096 + k * 1024 for k in range(4)]
+
+    def read(self, address: int) -> int | None:
+        """A read with Superchip RAM: the read port shows the RAM."""
+        byte = self.access(address, True)
+        if self.ram is not None and address & 0x1F80 == 0x1080:
+            return self.ram[address & 0x7F]
+        return byte
+
+    def write(self, address: int, value: int) -> None:
+        """A write: hotspots, and the Superchip write port."""
+        self.access(address, True)
+        if self.ram is not None and address & 0x1F80 == 0x1000:
+            self.ram[address & 0x7F] = value
 
 
 @jax.jit
@@ -302,6 +323,80 @@ def test_vmap_over_carts_states_and_addresses():
             assert batch[1][i].tolist() == one[1].tolist()
         segments = batch[1]
         assert batch[0].dtype == jnp.uint8 and segments.dtype == jnp.int32
+
+
+@jax.jit
+def _run_chips(arrays, segments, chips, addresses, values, writes):
+    """Reads and writes through `cart.read` / `cart.write` (a scan)."""
+    def step(carry, x):
+        segments, chips = carry
+        address, value, is_write = x
+        byte, seg_r, chips_r = cartlib.read(arrays, segments, chips,
+                                            address, 0, ~is_write)
+        seg_w, chips_w = cartlib.write(arrays, seg_r, chips_r, address,
+                                       value, is_write)
+        return (seg_w, chips_w), byte
+    return jax.lax.scan(step, (segments, chips), (addresses, values, writes))
+
+
+def _superchip_accesses(rng: np.random.Generator, n: int):
+    ports = 0x1000 | rng.integers(0, 0x100, n)     # write and read ports
+    hot = 0x1FF0 | rng.integers(0, 16, n)
+    anywhere = rng.integers(0, 0x10000, n)
+    pick = rng.integers(0, 3, n)
+    mirror = rng.integers(0, 8, n) << 13           # $1xxx, $3xxx ... $Fxxx
+    addresses = np.choose(pick, [ports | mirror, hot | mirror, anywhere])
+    return (addresses.astype(np.int32), rng.integers(0, 256, n, np.int32),
+            rng.random(n) < 0.5)
+
+
+@pytest.mark.parametrize("scheme", ["F8SC", "F6SC"])
+def test_superchip_ram_matches_reference_model(scheme):
+    """Random reads and writes of the RAM ports, hotspots and the rest."""
+    cart = cartlib.load_cartridge(SAMPLES[scheme])
+    ref = RefCart(scheme, _rom(SAMPLES[scheme]))
+    rng = np.random.default_rng(3)
+    ref.ram = rng.integers(0, 256, 128).tolist()
+    chips = cartlib.make_chips(True, False).replace(
+        ram=jnp.asarray(ref.ram, jnp.uint8))
+    addresses, values, writes = _superchip_accesses(rng, 3000)
+    (segments, chips), bytes_ = _run_chips(
+        cartlib.cart_arrays(cart), jnp.asarray(cart.reset_segments), chips,
+        jnp.asarray(addresses), jnp.asarray(values), jnp.asarray(writes))
+    bytes_ = np.asarray(bytes_)
+    for i, (address, value, write) in enumerate(zip(
+            addresses.tolist(), values.tolist(), writes.tolist())):
+        if write:
+            ref.write(address, value)
+        else:
+            expected = ref.read(address)
+            if expected is not None:
+                assert bytes_[i] == expected, (i, hex(address))
+    assert np.asarray(chips.ram).tolist() == ref.ram
+    assert np.asarray(segments).tolist() == ref.segments()
+
+
+def test_superchip_ram_is_off_for_other_carts_in_its_program():
+    """A plain F8 cart in a program with Superchip RAM compiled in (a mixed
+    batch) neither reads nor writes it."""
+    cart = cartlib.load_cartridge("ms_pacman")
+    chips = cartlib.make_chips(True, False).replace(
+        ram=jnp.full((128,), 7, jnp.uint8))
+    arrays = cartlib.cart_arrays(cart)
+    segments = jnp.asarray(cart.reset_segments)
+    _, chips = cartlib.write(arrays, segments, chips, 0xF005, 0x99, True)
+    byte, _, _ = cartlib.read(arrays, segments, chips, 0xF085, 0, True)
+    assert np.asarray(chips.ram).tolist() == [7] * 128
+    assert int(byte) == cart.image[4096 + 0x85]
+
+
+def test_chips_are_compiled_in_only_when_asked():
+    plain = cartlib.make_chips(False, False)
+    assert jax.tree.leaves(plain) == []
+    both = cartlib.make_chips(True, True)
+    assert both.ram.shape == (128,) and both.dpc is not None
+    with pytest.raises(TypeError, match="reset_inputs"):
+        cartlib.reset_chips(both, None)
 
 
 # ------------------------------------------------------------ ALE oracle
@@ -431,6 +526,87 @@ def test_crafted_rom_in_ale(scheme, tmp_path):
         assert ints[0] == 4 and final == [s * 1024 for s in ints[1:]]
 
 
+def _superchip_rom(scheme: str) -> tuple[bytes, list[tuple], list]:
+    """A Superchip ROM (code at $F100 in every bank, the first 256 bytes
+    of bank b all 0x50 + b) exercising the RAM ports, and its expected
+    stores; None stands for a byte the reset drew."""
+    banks = 2 if scheme == "F8SC" else 4
+    first_hot = 0xFF8 if scheme == "F8SC" else 0xFF6
+    ops = [(LDA_IMM, 0xA5), (STA, 0xF005),       # RAM[5] = $A5
+           (LDA, 0xF085), (STA_ZP, 0x80),        # read port: $A5
+           (LDA, 0xF005), (STA_ZP, 0x81),        # write port: ROM byte
+           (LDA_IMM, 0x3C), (STA, 0xF090),       # read port: ignored
+           (LDA, 0xF090), (STA_ZP, 0x82),        # RAM[$10], drawn
+           (LDA, 0xFFF8), (STA_ZP, 0x83),        # -> bank 0 (F8) / 2 (F6)
+           (LDA, 0xF005), (STA_ZP, 0x84),
+           (LDA, 0xF085), (STA_ZP, 0x85),        # RAM outlives the switch
+           (LDA, 0x3085), (STA_ZP, 0x86),        # a mirror of the port
+           (STA, 0xFFF9),                        # -> bank 1 (F8) / 3 (F6)
+           (LDA, 0xF0FF), (STA_ZP, 0x87)]        # RAM[$7F], drawn
+    pieces = {}
+    for b in range(banks):
+        pieces |= {b * 4096: bytes([0x50 + b] * 256),
+                   b * 4096 + 0x100: _program(0xF100, ops),
+                   b * 4096 + first_hot: bytes(
+                       [0xB0 + b] * (0x1000 - first_hot - 4)),
+                   b * 4096 + 0xFFC: bytes([0x00, 0xF1, 0x00, 0xF1])}
+    reset_bank, switched = (1, 0) if scheme == "F8SC" else (0, 2)
+    expected = [0xA5, 0x50 + reset_bank, None, 0xB0 + switched,
+                0x50 + switched, 0xA5, 0xA5, None]
+    return _padded(pieces, banks * 4096), ops, expected
+
+
+def _superchip_model(cart, ops, ram):
+    """The program's data accesses through `cart.read` / `cart.write`,
+    from a reset with Superchip RAM `ram`: (stores, RAM, segments)."""
+    arrays = cartlib.cart_arrays(cart)
+    segments = jnp.asarray(cart.reset_segments)
+    chips = cartlib.make_chips(True, False).replace(ram=ram)
+    stored, a = [], None
+    for op, arg in ops:
+        if op == LDA_IMM:
+            a = arg
+        elif op == LDA:
+            byte, segments, chips = cartlib.read(arrays, segments, chips,
+                                                 arg, 0, True)
+            a = int(byte)
+        elif op == STA:
+            segments, chips = cartlib.write(arrays, segments, chips, arg, a,
+                                            True)
+        else:
+            stored.append(a)
+    return stored, np.asarray(chips.ram).tolist(), segments
+
+
+@pytest.mark.parametrize("scheme", ["F8SC", "F6SC"])
+def test_superchip_rom_in_ale(scheme, tmp_path):
+    """ALE's RAM and serialized cart RAM after loadROM and a reset_game:
+    the ports, and the 128 draws each System::reset takes (the fourth and
+    fifth resets since construction: `console.reset_inputs`)."""
+    from jaxatari import console
+    rom, ops, expected = _superchip_rom(scheme)
+    assert cartlib.detect_scheme(rom) == scheme
+    path = tmp_path / "montezuma_revenge.bin"
+    path.write_bytes(rom)
+    cart = cartlib.load_cartridge(path)
+    assert cart.has_ram and not cart.dpc
+    ale = _ale_load(path)
+    for resets in (3, 4):   # loadROM's last reset, then reset_game's
+        if resets == 4:
+            ale.reset_game()
+        draws = console.reset_inputs(resets, cart_ram=True).cart_ram
+        stored, ram, segments = _superchip_model(cart, ops, draws)
+        assert [e if e is not None else s for e, s in zip(expected, stored)
+                ] == stored
+        assert stored[2] == int(draws[0x10]) and stored[7] == int(draws[0x7F])
+        assert ale.getRAM().tolist()[:len(stored)] == stored
+        name, ints = _ale_cart(ale, 2 + 128)
+        assert name == "Cartridge" + scheme and ints[1] == 128
+        assert [v & 0xFF for v in ints[2:]] == ram
+        assert np.asarray(segments).tolist() == [
+            ints[0] * 4096 + k * 1024 for k in range(4)]
+
+
 def test_reset_segments_of_real_roms():
     """The reset mapping Stella documents, and what ALE shows after load.
 
@@ -445,6 +621,10 @@ def test_reset_segments_of_real_roms():
     assert e0.reset_segments.tolist() == [4096, 5120, 6144, 7168]
     f6 = cartlib.load_cartridge("road_runner")
     assert f6.reset_segments.tolist() == [0, 1024, 2048, 3072]
+    for game, bank in (("elevator_action", 1), ("klax", 0), ("pitfall2", 1)):
+        cart = cartlib.load_cartridge(game)
+        assert cart.reset_segments.tolist() == [
+            bank * 4096 + k * 1024 for k in range(4)], game
     for game in ("ms_pacman", "asteroids", "montezuma_revenge"):
         cart = cartlib.load_cartridge(game)
         arrays = cartlib.cart_arrays(cart)
@@ -464,15 +644,48 @@ def test_unknown_game_names_close_matches():
     assert cartlib.rom_path("MontezumaRevenge").stem == "montezuma_revenge"
 
 
-@pytest.mark.parametrize("game,scheme", [("pitfall2", "DPC"),
-                                         ("elevator_action", "F8SC"),
-                                         ("klax", "F6SC")])
-def test_unsupported_scheme_error(game, scheme):
+def _unsupported_image(scheme: str) -> bytes:
+    """A ROM image Stella detects as `scheme` (none ships with ale-py)."""
+    code = {0: b"\x01\x02", 4096: b"\x03\x04"}
+    if scheme == "F4":
+        return _padded(code, 32768)
+    if scheme == "F4SC":
+        return bytes(32768)
+    if scheme == "E7":
+        return _padded({**code, 0x3800 - 1: b"\x07"}, 16384)
+    if scheme == "3F":
+        return _padded({**code, 300: bytes.fromhex("853f00853f")}, 8192)
+    if scheme == "FASC":
+        return bytes(12288)
+    raise AssertionError(scheme)
+
+
+@pytest.mark.parametrize("scheme", ["F4", "F4SC", "E7", "3F", "FASC"])
+def test_unsupported_scheme_error(scheme, tmp_path):
+    path = tmp_path / f"my_{scheme.lower()}.bin"
+    path.write_bytes(_unsupported_image(scheme))
+    assert cartlib.detect_scheme(path.read_bytes()) == scheme
     with pytest.raises(cartlib.UnsupportedCartridgeError) as info:
-        cartlib.load_cartridge(game)
+        cartlib.load_cartridge(path)
     err = info.value
     assert isinstance(err, ValueError)
-    assert (err.scheme, err.game) == (scheme, game)
+    assert (err.scheme, err.game) == (scheme, path.stem)
     message = str(err)
-    assert scheme in message and game in message
+    assert scheme in message and path.stem in message
     assert all(s in message for s in cartlib.SUPPORTED_SCHEMES)
+    assert "ale-py" in message   # what to do instead
+
+
+def test_display_format_of_ale_py_roms():
+    """`PAL_MD5S` is what ALE's autodetection finds: 250-row screens."""
+    for game in ("klax", "pacman", "mr_do", "air_raid"):
+        cart = cartlib.load_cartridge(game)
+        assert cart.display_format == "PAL" and cart.md5 in cartlib.PAL_MD5S
+        screen = _ale_load(cartlib.rom_path(game)).getScreen()
+        assert screen.shape == (250, 160), game
+    for game in ("elevator_action", "darkchambers", "pitfall2", "pong"):
+        assert cartlib.load_cartridge(game).display_format == "NTSC"
+        assert _ale_load(cartlib.rom_path(game)).getScreen().shape == (
+            210, 160)
+    ids = set(ale_py.roms.get_all_rom_ids())
+    assert set(cartlib.PAL_MD5S.values()) <= ids

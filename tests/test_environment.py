@@ -122,3 +122,117 @@ def test_switches_match_ale_swchb():
     assert int(environment.switches(0, reset=True)) == 0x3E
     assert int(environment.switches(0, select=True)) == 0x3D
     assert int(environment.switches(3)) == 0xFF
+
+
+# --------------------------------------------------------------------------
+# Actions: the index table, out-of-range indices, sticky actions.
+# --------------------------------------------------------------------------
+
+
+def test_action_index_out_of_range_is_noop():
+    """ALE plays an illegal action as NOOP; so does an index out of range."""
+    action_set = (0, 1, 3, 4)
+    indices = jnp.asarray([0, 1, 2, 3, 4, 17, -1, -100, 2**20])
+    ale = np.asarray(environment.to_ale_action(action_set, indices))
+    assert ale.tolist() == [0, 1, 3, 4, 0, 0, 0, 0, 0]
+
+
+def test_sticky_repeat_rate_is_the_probability():
+    """With p = 0.25 a frame keeps the previous action a quarter of the
+    time: within 4 standard errors over 100,000 independent frames, and
+    the frames of one step follow ALE's rule (once taken, the new action
+    stays)."""
+    import jax
+    keys = jax.random.split(jax.random.key(3), 25_000)
+    applied = np.asarray(jax.vmap(
+        lambda k: environment.sticky_actions(k, 7, 2, 0.25, 4))(keys))
+    # Frame i still shows the previous action iff all draws 0..i repeated.
+    kept_first = (applied[:, 0] == 7).mean()
+    n = applied.shape[0]
+    assert abs(kept_first - 0.25) < 4 * np.sqrt(0.25 * 0.75 / n)
+    for i in range(1, 4):
+        assert ((applied[:, i] == 7) <= (applied[:, i - 1] == 7)).all()
+        still = applied[:, i - 1] == 7
+        rate = (applied[still, i] == 7).mean()
+        assert abs(rate - 0.25) < 4 * np.sqrt(0.25 * 0.75 / still.sum())
+    assert set(np.unique(applied)) == {2, 7}
+    never = np.asarray(environment.sticky_actions(keys[0], 7, 2, 0.0, 4))
+    assert never.tolist() == [2, 2, 2, 2]
+
+
+# --------------------------------------------------------------------------
+# Bad input: clear errors on the host, before any emulation.
+# --------------------------------------------------------------------------
+
+
+def test_make_rejects_a_difficulty_the_game_lacks():
+    with pytest.raises(ValueError, match=r"difficulty 7 .*\[0, 1\]"):
+        environment.make("breakout", difficulty=7)
+
+
+def test_mode_error_lists_the_modes():
+    with pytest.raises(ValueError, match=r"mode 3 .*\[0, 4, 8"):
+        environment.make("breakout", mode=3)
+
+
+def test_unshipped_rom_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="make_from_rom"):
+        environment.make("galaga")
+    with pytest.raises(ValueError, match="multi-agent"):
+        environment.make("ALE/Combat-v5")
+
+
+def test_params_for_other_settings_are_refused(no_boot):
+    env, _ = environment.make("breakout")
+    stale = environment.EnvParams(reset_states=jnp.zeros(1),
+                                  reset_states_for=(0, 0), mode=4)
+    import jax
+    with pytest.raises(ValueError, match="make_params"):
+        env.reset(jax.random.key(0), stale)
+    with pytest.raises(ValueError, match="no reset states"):
+        env.reset(jax.random.key(0), environment.EnvParams())
+
+
+def test_make_from_rom_errors(tmp_path):
+    from jaxatari import cart
+    with pytest.raises(FileNotFoundError):
+        environment.make_from_rom(tmp_path / "missing.bin")
+    text = tmp_path / "notes.bin"
+    text.write_bytes(b"not a rom\n" * 100)
+    with pytest.raises(cart.NotARomError, match="1,000 bytes"):
+        environment.make_from_rom(text)
+    big = tmp_path / "big.bin"      # 32 KiB, no Superchip: Stella's F4
+    big.write_bytes(bytes(range(256)) * 128)
+    with pytest.raises(cart.UnsupportedCartridgeError, match="'F4'"):
+        environment.make_from_rom(big)
+
+
+def test_make_from_rom_warns_and_has_no_rewards(no_boot, tmp_path):
+    from jaxatari import cart
+    rom = tmp_path / "my_game.a26"
+    rom.write_bytes(cart.rom_path("pong").read_bytes())
+    with pytest.warns(UserWarning, match="no game rules"):
+        env, _ = environment.make_from_rom(rom, paddles=True)
+    assert env.rules.rom_id == "my_game" and env.rules.paddles
+    assert env.cart.md5 == cart.load_cartridge("pong").md5
+    assert env.action_set == tuple(range(18))
+    ram = jnp.full((3, 128), 0x21, jnp.uint8)
+    reward, terminal, lives, new_vars = env.rules.step(
+        ram, jnp.zeros((3, env.rules.num_vars), jnp.int32))
+    assert reward.tolist() == [0, 0, 0] and not terminal.any()
+    assert lives.tolist() == [0, 0, 0]
+
+
+def test_swapped_ports_put_player_a_on_the_right_port():
+    """Stella's Console.SwapPorts plugs player A's joystick into the right
+    port: UPLEFT+FIRE pulls SWCHA bits 0 and 2 and presses INPT5."""
+    paddles = jnp.full((2,), PADDLE_CENTRE, jnp.int32)
+    upleftfire = jnp.int32(15)
+    normal = environment.controller_inputs(False, False, upleftfire, paddles,
+                                           0x3F)
+    swapped = environment.controller_inputs(False, False, upleftfire,
+                                            paddles, 0x3F, swap_ports=True)
+    assert int(normal.swcha) == 0xFF & ~(0x10 | 0x40)
+    assert normal.fire.tolist() == [1, 0]
+    assert int(swapped.swcha) == 0xFF & ~(0x01 | 0x04)
+    assert swapped.fire.tolist() == [0, 1]

@@ -1,0 +1,117 @@
+"""Short parity with ale-py for the Superchip, DPC and PAL games.
+
+Elevator Action (F8SC), Dark Chambers (F6SC), Klax (F6SC, PAL) and Pitfall
+II (DPC) boot as ALE's `loadROM` does and play seeded random actions at
+frameskip 1, all four in one lock-step batch (one program, widened to the
+union of their features: Superchip RAM, DPC and 250 screen rows). After
+the boot and after every frame the RIOT RAM, the screen (250 rows for
+Klax), the Superchip RAM and the DPC registers (read from ALE's serialized
+state) must equal ALE's; halfway both call `reset_game()` (Superchip RAM
+refilled, later RIOT timer draws). Rewards are left to the games' tests:
+only RAM and chips are compared here, with rules that give no reward.
+"""
+from __future__ import annotations
+
+import struct
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxatari import environment, games, lockstep, parity
+from jaxatari.games import core
+
+pytest.importorskip("ale_py")
+
+GAMES = ("elevator_action", "darkchambers", "klax", "pitfall2")
+STEPS, RESET_AT, SEED = 80, 40, 3
+TRUE = 0xFAB1FAB2   # Stella's serialized `true`
+
+
+def _rules(rom_id: str) -> games.GameRules:
+    """The game's reset sequence (ALE's setMode and starting actions, for
+    the default mode), with a step that reads only RIOT RAM."""
+    real = games.lookup(rom_id)
+
+    def step(ram, vars_):
+        zero = jnp.zeros(jnp.shape(ram)[:-1], jnp.int32)
+        return core.result(zero, False, 0, zero, zero, zero)
+
+    set_mode = {"klax": lambda ops, mode: ops.soft_reset()}.get(
+        rom_id, real.set_mode)   # Klax's mode 0 shows at once in ALE
+    return core.make_rules(rom_id, real.ale_name, step,
+                           minimal_actions=real.minimal_actions,
+                           starting_actions=real.starting_actions,
+                           set_mode=set_mode, ystart=real.ystart,
+                           hmove_blanks=real.hmove_blanks)
+
+
+def _ale_chips(ale) -> dict:
+    """The cart's registers from ALE's serialized state."""
+    data = ale.cloneState().serialize()
+    at = data.index(b"Cartridge")
+    (length,) = struct.unpack_from("<i", data, at - 4)
+    name = data[at:at + length].decode()
+    ints = struct.unpack_from("<60i", data, at + length)
+    if name.endswith("SC"):
+        ram = [v & 0xFF for v in struct.unpack_from(
+            "<128i", data, at + length + 8)]
+        return {"ram": ram}
+    rows = [list(ints[2 + 9 * k:10 + 9 * k]) for k in range(4)]
+    music = [(v & 0xFFFFFFFF) == TRUE for v in ints[38:41]]
+    return {"fetchers": rows, "music": music, "random": ints[41],
+            "cycles": ints[42]}
+
+
+def _our_chips(group: lockstep.Lockstep, index: int) -> dict:
+    chips = jax.tree.map(lambda x: np.asarray(x[index]),
+                         group.machines.chips)
+    env = group.envs[index]
+    if env.cart.has_ram:
+        return {"ram": chips.ram.tolist()}
+    misc = chips.dpc.misc
+    return {"fetchers": chips.dpc.fetchers.tolist(),
+            "music": [bool((misc[0] >> k) & 1) for k in range(3)],
+            "random": int(misc[1]), "cycles": int(misc[2])}
+
+
+def _script(group: lockstep.Lockstep, index: int):
+    def script(handle: lockstep.Handle) -> dict:
+        game = handle.rules.rom_id
+        ale = parity.make_ale(game, SEED)
+        environment.load_rom(handle)
+        environment.reset_game(handle.rules, handle.env.mode, handle, 0)
+        rng = np.random.RandomState(SEED)
+        actions = handle.rules.minimal_actions
+        resets = 0
+        for step in range(STEPS + 1):
+            where = f"{game} step {step}"
+            assert handle.ram().tolist() == ale.getRAM().tolist(), where
+            ours, theirs = handle.screen(), ale.getScreen()
+            assert ours.shape == theirs.shape, where
+            assert (ours != theirs).sum() == 0, where
+            assert _our_chips(group, index) == _ale_chips(ale), where
+            if step == STEPS:
+                break
+            if step == RESET_AT or ale.game_over():
+                ale.reset_game()
+                resets += 1
+                environment.reset_game(handle.rules, handle.env.mode,
+                                       handle, resets)
+                continue
+            action = int(actions[rng.randint(len(actions))])
+            ale.act(action)
+            handle.frames(action, 0, 1)
+        return {"game": game, "resets": resets}
+    return script
+
+
+def test_carts_parity(monkeypatch):
+    envs = [environment.AtariEnv(_rules(game)) for game in GAMES]
+    steps = {env.rules.rom_id: jax.jit(env.rules.step) for env in envs}
+    monkeypatch.setattr(lockstep, "_rules_step", steps.__getitem__)
+    group = lockstep.Lockstep(envs)
+    assert group.slots.board.features.rows == 250
+    results = group.run([_script(group, k) for k in range(len(envs))])
+    assert all(r["resets"] >= 1 for r in results)
