@@ -7,7 +7,6 @@ facts of Stella's `TIA.cxx` / `Console.cxx` for the unit tests.
 """
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
