@@ -53,7 +53,7 @@ def _ale_chips(ale) -> dict:
     at = data.index(b"Cartridge")
     (length,) = struct.unpack_from("<i", data, at - 4)
     name = data[at:at + length].decode()
-    ints = struct.unpack_from("<60i", data, at + length)
+    ints = struct.unpack_from("<43i", data, at + length)
     if name.endswith("SC"):
         ram = [v & 0xFF for v in struct.unpack_from(
             "<128i", data, at + length + 8)]
