@@ -57,12 +57,6 @@ NOTES = {game: ("ale-py ships this multi-agent ROM but cannot load it "
                 "(no RomSettings): there is no reference to compare with")
          for game in games.NOT_IN_ALE}
 NOTES.update({
-    game: (f"ALE's screen has {rows} rows (`Display.Height`); jaxatari's "
-           "screen buffer has 210 (NTSC) or 250 (PAL) rows, so rows 210 "
-           f"to {rows - 1} are missing: not supported yet, not run")
-    for game, rows in (("carnival", 214), ("pooyan", 220),
-                       ("journey_escape", 230))})
-NOTES.update({
     "adventure": "modes 1 and 2 hold SELECT for a time drawn from ALE's "
                  "sticky-action generator; jaxatari refuses them for now "
                  "(mode 0, the default, is exact)",

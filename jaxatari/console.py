@@ -89,7 +89,8 @@ class Features(NamedTuple):
     Attributes:
         cart_ram: Superchip RAM (F8SC, F6SC).
         dpc: The DPC chip (Pitfall II).
-        rows: Screen buffer rows: 210, or 250 where PAL may run.
+        rows: Screen buffer rows: the rows the game draws (210, a game's
+            own `Display.Height` up to 230, or 250 where PAL may run).
     """
     cart_ram: bool = False
     dpc: bool = False
@@ -107,6 +108,7 @@ class Board:
     reset_segments: jax.Array   # int32[4]: the cart's banks after a reset
     ystart: jax.Array
     hmove_blanks: jax.Array
+    height: jax.Array           # the game's `Display.Height` (210 default)
     features: Features = struct.field(pytree_node=False,
                                       default=Features())
 
@@ -138,28 +140,32 @@ class Console:
     partial: jax.Array      # the last frame was cut short
 
 
-def cart_features(cart: cartridge.Cartridge) -> Features:
-    """The features a cartridge needs (rows from its display format)."""
+def cart_features(cart: cartridge.Cartridge, height: int = tia.HEIGHT
+                  ) -> Features:
+    """The features a cartridge needs (rows from its display format and
+    the game's `Display.Height`)."""
     pal = cart.display_format == "PAL"
     return Features(cart_ram=cart.has_ram, dpc=cart.dpc,
-                    rows=tia.PAL_HEIGHT if pal else tia.HEIGHT)
+                    rows=tia.display_rows(pal, height))
 
 
 def make_board(cart: cartridge.Cartridge, ystart: int,
-               hmove_blanks: bool, features: Features | None = None
-               ) -> Board:
+               hmove_blanks: bool, features: Features | None = None,
+               height: int = tia.HEIGHT) -> Board:
     """The jit-side description of a game's hardware.
 
     Args:
         cart: the cartridge.
         ystart: the first displayed scanline (`Display.YStart`).
         hmove_blanks: the game's `Emulation.HmoveBlanks`.
-        features: what the program carries; default `cart_features(cart)`.
+        features: what the program carries; default `cart_features`.
+        height: the game's `Display.Height` property (210 unless the game
+            sets it; not the 250 that a PAL console raises 210 to).
 
     Raises:
         ValueError: `features` lack something the cart needs.
     """
-    needed = cart_features(cart)
+    needed = cart_features(cart, height)
     features = needed if features is None else features
     if union_features([features, needed]) != features:
         raise ValueError(f"{cart.scheme}/{cart.display_format} cart needs "
@@ -167,7 +173,8 @@ def make_board(cart: cartridge.Cartridge, ystart: int,
     return Board(cart=cartridge.cart_arrays(cart),
                  reset_segments=jnp.asarray(cart.reset_segments, jnp.int32),
                  ystart=jnp.int32(ystart),
-                 hmove_blanks=jnp.asarray(hmove_blanks), features=features)
+                 hmove_blanks=jnp.asarray(hmove_blanks),
+                 height=jnp.int32(height), features=features)
 
 
 def union_features(features: list[Features]) -> Features:
@@ -185,7 +192,7 @@ def display_format(board: Board) -> str:
 def board_for_format(board: Board, pal: bool) -> Board:
     """`board` with the screen rows of the format ALE detected (itself if
     they already fit)."""
-    rows = tia.PAL_HEIGHT if pal else tia.HEIGHT
+    rows = tia.display_rows(pal, int(board.height))
     if board.features.rows == rows:
         return board
     return board.replace(features=board.features._replace(rows=rows))
@@ -563,7 +570,7 @@ def power_on(board: Board) -> Console:
         cpu=cpu6502.make_state(),
         riot=riot.power_on(jnp.asarray(draws[:128] & 0xFF, jnp.uint8),
                            reset_timer(0)),
-        tia=tia.power_on(features.rows),
+        tia=tia.power_on(features.rows, height=board.height),
         segments=board.reset_segments,
         chips=cartridge.make_chips(features.cart_ram, features.dpc),
         data_bus=jnp.int32(0), last_read=jnp.asarray(False),
@@ -598,7 +605,7 @@ def system_reset(board: Board, state: Console,
         raise ValueError("a PAL reset needs a board of 250 rows")
     state = state.replace(
         riot=riot.reset(state.riot, timer),
-        tia=tia.reset(state.tia, pal, board.features.rows),
+        tia=tia.reset(state.tia, pal, board.features.rows, board.height),
         segments=board.reset_segments,
         chips=cartridge.reset_chips(state.chips, ram))
     cpu, state = cpu6502.reset(state, _bus(board, _idle_inputs()))
@@ -619,8 +626,9 @@ def ram(state: Console) -> jax.Array:
 def screen(state: Console) -> jax.Array:
     """uint8[rows, 160]: palette indices of the last frame, as `getScreen`.
 
-    `rows` is the board's (210, or 250 for PAL); an NTSC console on a
-    widened 250-row board leaves rows 210-249 black.
+    `rows` is the board's (210, the game's own height, or 250 for PAL); a
+    console on a board widened beyond its height leaves the extra rows
+    black.
     """
     return state.tia.screen[state.tia.buffer]
 

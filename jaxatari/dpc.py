@@ -73,7 +73,7 @@ from flax import struct
 DISPLAY_OFFSET = 8192   # where the display ROM sits in the cart image
 DISPLAY_SIZE = 2048
 TOPS, BOTTOMS, COUNTERS, FLAGS = range(4)       # rows of `fetchers`
-MUSIC, RANDOM, CYCLES, FRACTION = 0, 1, 2, 3    # `misc[3:5]`: the fraction
+MUSIC, RANDOM, CYCLES, FRACTION = 0, 1, 2, 3    # the fraction: 2 words
 OSC_HZ = 15750.0
 CPU_HZ = 1193191.66666667
 
@@ -158,16 +158,19 @@ def oscillator_clocks(cycles: jax.Array, fraction: jax.Array
 
 
 def _set(misc: jax.Array, slot: int, value: jax.Array) -> jax.Array:
-    """`misc` with `misc[slot] = value` (elementwise, so it fuses)."""
-    return jnp.where(jnp.arange(misc.shape[-1]) == slot, value, misc)
+    """`misc` with `misc[slot] = value`."""
+    return jnp.concatenate([misc[:slot], value[None], misc[slot + 1:]])
 
 
-def _music(fetchers: jax.Array, misc: jax.Array, cycle: jax.Array,
-           on: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Advance the music fetchers to `cycle` if `on` (an amplitude read):
-    the new fetchers and misc."""
-    tops, bottoms, counters, flags = (fetchers[k] for k in range(4))
-    whole, fraction = oscillator_clocks(cycle - misc[CYCLES], misc[3:5])
+def _music(fetchers: list[jax.Array], misc: jax.Array, cycle: jax.Array,
+           on: jax.Array) -> tuple[list[jax.Array], jax.Array]:
+    """Advance the music fetchers to `cycle` if `on` (an amplitude read).
+
+    `fetchers` is the list of rows (tops, bottoms, counters, flags); the
+    new rows and misc are returned.
+    """
+    tops, bottoms, counters, flags = fetchers
+    whole, fraction = oscillator_clocks(cycle - misc[CYCLES], misc[FRACTION:])
     period = tops + 1
     low = (counters & 0xFF) - jnp.maximum(whole, 0) % period
     low = jnp.where(low < 0, low + period, low)
@@ -175,15 +178,12 @@ def _music(fetchers: jax.Array, misc: jax.Array, cycle: jax.Array,
     moved = on & (whole > 0) & _music_mode(misc)
     new_flags = jnp.where(low <= bottoms, 0,
                           jnp.where(low <= tops, 0xFF, flags))
-    fetchers = jnp.where(moved & (jnp.arange(4) == COUNTERS)[:, None],
-                         (counters & 0x700) | low, fetchers)
-    fetchers = jnp.where(moved & (jnp.arange(4) == FLAGS)[:, None],
-                         new_flags, fetchers)
-    misc = _set(misc, CYCLES, jnp.where(on, cycle, misc[CYCLES]))
-    slots = jnp.arange(5)
-    misc = jnp.where(on & (slots >= 3), fraction[jnp.maximum(slots - 3, 0)],
-                     misc)
-    return fetchers, misc
+    flags = jnp.where(moved, new_flags, flags)
+    counters = jnp.where(moved, (counters & 0x700) | low, counters)
+    misc = jnp.concatenate([
+        misc[:CYCLES], jnp.where(on, cycle, misc[CYCLES])[None],
+        jnp.where(on, fraction, misc[FRACTION:])])
+    return [tops, bottoms, counters, flags], misc
 
 
 def read(state: DPCState, image: jax.Array, offset: jax.Array,
@@ -202,23 +202,21 @@ def read(state: DPCState, image: jax.Array, offset: jax.Array,
         ``(is_chip, byte, state)``: whether the chip drives the byte (an
         offset below $40), the byte, and the new chip state.
     """
-    touched, state = note_read(state, offset, on)
-    fetchers, misc = state.fetchers, state.misc
+    chip, state = note_read(state, offset, on)
+    misc = state.misc
     index, function = offset & 7, (offset >> 3) & 7
-    mine = touched & (jnp.asarray(LANES) == index)
-    low = fetchers[COUNTERS] & 0xFF
-    flags = jnp.where(low == fetchers[TOPS], 0xFF, jnp.where(
-        low == fetchers[BOTTOMS], 0, fetchers[FLAGS]))
-    fetchers = jnp.where(mine & (jnp.arange(4) == FLAGS)[:, None], flags,
-                         fetchers)
-    # The selected fetcher's flag and counter, before the music moves.
-    picked = jnp.sum(jnp.where(mine, fetchers[jnp.asarray([FLAGS, COUNTERS])],
-                               0), axis=-1)
-    flag, counter = picked[0], picked[1]
-    fetchers, misc = _music(fetchers, misc, cycle,
-                            touched & (function == 0) & (index >= 4))
+    lane = jnp.asarray(LANES) == index
+    mine = chip & lane
+    tops, bottoms, counters, flags = (state.fetchers[k] for k in range(4))
+    low = counters & 0xFF
+    flags = jnp.where(mine, jnp.where(low == tops, 0xFF, jnp.where(
+        low == bottoms, 0, flags)), flags)
+    flag, counter = _lane(flags, lane), _lane(counters, lane)
+    rows, misc = _music(
+        [tops, bottoms, counters, flags], misc, cycle,
+        chip & (function == 0) & (index >= 4))
     music = _music_mode(misc)
-    amplitude = jnp.sum(jnp.where(music & (fetchers[FLAGS] != 0),
+    amplitude = jnp.sum(jnp.where(music & (rows[FLAGS] != 0),
                                   jnp.asarray(_AMPLITUDE_WEIGHTS), 0))
     shown = image[DISPLAY_OFFSET + DISPLAY_SIZE - 1 - counter].astype(
         jnp.int32)
@@ -227,9 +225,10 @@ def read(state: DPCState, image: jax.Array, offset: jax.Array,
                      jnp.where(function == 1, shown, jnp.where(
                          function == 2, shown & flag,
                          jnp.where(function == 7, flag, 0))))
-    counts = mine & ~music & (jnp.arange(4) == COUNTERS)[:, None]
-    fetchers = jnp.where(counts, (fetchers - 1) & 0x7FF, fetchers)
-    return touched, byte, DPCState(fetchers=fetchers, misc=misc)
+    counts = mine & ~music
+    rows[COUNTERS] = jnp.where(counts, (rows[COUNTERS] - 1) & 0x7FF,
+                               rows[COUNTERS])
+    return chip, byte, DPCState(fetchers=jnp.stack(rows), misc=misc)
 
 
 def note_read(state: DPCState, offset: jax.Array, on: jax.Array
@@ -257,27 +256,24 @@ def write(state: DPCState, offset: jax.Array, value: jax.Array,
           on: jax.Array) -> DPCState:
     """A CPU write to the cart window at `offset` (A12 set), if `on`."""
     chip, state = note_write(state, offset, on)
-    fetchers, misc = state.fetchers, state.misc
+    misc = state.misc
     index, function = offset & 7, (offset >> 3) & 7
     mine = chip & (jnp.asarray(LANES) == index)
     value = jnp.asarray(value, jnp.int32)
-    tops, counters = fetchers[TOPS], fetchers[COUNTERS]
+    tops, bottoms, counters, flags = (state.fetchers[k] for k in range(4))
     low = jnp.where(_music_mode(misc), tops, value)
-    new = jnp.stack([
-        jnp.broadcast_to(value, (8,)), jnp.broadcast_to(value, (8,)),
-        jnp.where(function == 2, (counters & 0x700) | low,
-                  ((value & 7) << 8) | (counters & 0xFF)),
-        jnp.zeros((8,), jnp.int32)])
-    rows = jnp.arange(4)[:, None]
-    changes = mine & jnp.where(
-        function == 0, (rows == TOPS) | (rows == FLAGS), jnp.where(
-            function == 1, rows == BOTTOMS,
-            ((function == 2) | (function == 3)) & (rows == COUNTERS)))
-    fetchers = jnp.where(changes, new, fetchers)
+    counters = jnp.where(mine & (function == 2), (counters & 0x700) | low,
+                         counters)
+    counters = jnp.where(mine & (function == 3),
+                         ((value & 7) << 8) | (counters & 0xFF), counters)
+    fetchers = jnp.stack([
+        jnp.where(mine & (function == 0), value, tops),
+        jnp.where(mine & (function == 1), value, bottoms), counters,
+        jnp.where(mine & (function == 0), 0, flags)])
     bit = 1 << jnp.maximum(index - 5, 0)
+    sets_music = chip & (function == 3) & (index >= 5)
     mode = jnp.where((value & 0x10) != 0, misc[MUSIC] | bit,
                      misc[MUSIC] & ~bit)
-    sets_music = chip & (function == 3) & (index >= 5)
     misc = _set(misc, MUSIC, jnp.where(sets_music, mode, misc[MUSIC]))
     misc = _set(misc, RANDOM, jnp.where(chip & (function == 6), 1,
                                         misc[RANDOM]))

@@ -54,7 +54,7 @@ from flax import struct
 from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
-from jaxatari import console, games, palette
+from jaxatari import console, games, palette, tia
 
 PADDLE_MIN, PADDLE_MAX = games.core.PADDLE_MIN, games.core.PADDLE_MAX
 PADDLE_DELTA = 23000
@@ -250,6 +250,13 @@ def console_frame(board: console.Board, controls: Controls,
     return console.frame(board, machine, inputs, render), paddles
 
 
+def _height_property(rules: games.GameRules) -> int:
+    """The game's `Display.Height` property from its screen rows: ALE's PAL
+    ROMs keep the default 210, which the console raises to 250 once it has
+    detected PAL (`tia.display_rows`)."""
+    return tia.HEIGHT if rules.height == tia.PAL_HEIGHT else rules.height
+
+
 def switches(difficulty: int, reset: jax.Array | bool = False,
              select: jax.Array | bool = False) -> jax.Array:
     """SWCHB: colour on, difficulty bits from ALE's mode value, buttons."""
@@ -271,7 +278,8 @@ class AtariEnv:
         self.cart = cartridge.load_cartridge(
             self.rules.rom_id if rom is None else rom)
         self.board = console.make_board(self.cart, self.rules.ystart,
-                                        self.rules.hmove_blanks)
+                                        self.rules.hmove_blanks,
+                                        height=_height_property(self.rules))
         self.mode = self.rules.default_mode
         self.difficulty = self.rules.default_difficulty
         self.mode, self.difficulty = self._settings(mode, difficulty)
@@ -504,12 +512,13 @@ class AtariEnv:
         return console.ram(state.machine)
 
     def screen(self, state: EnvState) -> jax.Array:
-        """uint8[210, 160] palette indices (250 rows for a PAL game), as
-        ALE's `getScreen`."""
+        """uint8[rows, 160] palette indices, as ALE's `getScreen`: 210 rows,
+        250 for a PAL game, the game's own height for the few that set one
+        (`GameRules.height`)."""
         return console.screen(state.machine)
 
     def screen_rgb(self, state: EnvState) -> jax.Array:
-        """uint8[210, 160, 3] (250 rows for PAL), as `getScreenRGB`."""
+        """uint8[rows, 160, 3] (rows as `screen`), as `getScreenRGB`."""
         return palette.to_rgb(console.screen(state.machine),
                               self.display_format)
 

@@ -8,8 +8,8 @@ and whenever the CPU touches the TIA it first draws everything from the
 frontier up to that clock with the registers as they were (`update`), then
 changes the register. This module does the same, with the same rules:
 
-* Only the display window is ever drawn: the 210 (PAL 250) lines from the
-  game's YStart. Outside it nothing happens at all, not even collisions.
+* Only the display window is ever drawn: the `Display.Height` lines (210
+  unless the game says otherwise, PAL 250) from the game's YStart. Outside it nothing happens at all, not even collisions.
 * A write takes effect `POKE_DELAY[register]` clocks late (PF0-2 by 4, 5, 2
   or 3 clocks depending on the position in the line); RESPx that lands in a
   copy of the player first draws 11 clocks ahead.
@@ -45,6 +45,10 @@ changes the register. This module does the same, with the same rules:
   of an odd number of scanlines every colour register, and every colour
   written during the next frame, gets bit 0 set (odd palette indices);
   after an even one bit 0 is clear.
+* The rows drawn are the game's `Display.Height` from YStart on (210 by
+  default; Carnival 214, Pooyan 220, Journey Escape 230), raised from 210
+  to 250 on a PAL reset (`display_rows`). Only clocks inside that window
+  are drawn, so only there do objects collide, as in Stella.
 
 How it is computed
 ------------------
@@ -56,7 +60,16 @@ the frame is rendered (`render=True`); then each covered row is written, and
 rows strictly inside a long draw are copied from the first such row when the
 frame ends (`finish_frame`).
 
-Not emulated: the Cosmic Ark missile bug (no Atari-57 game uses it), audio.
+The Cosmic Ark missile bug (Stella's hack, which Journey Escape's starfield
+relies on): HMM0 written as 6 while it holds 7, exactly 21 CPU cycles after
+an HMOVE, turns on a motion that at every line end moves M0 left by 18,
+33, 0 and 17 clocks in turn, drawing it 2 pixels wide on the line after a
+33 and not at all after the 0. HMOVE turns it off; NUSIZ0, RESM0 and RESMP0
+give M0 its plain mask until the next line end. While it is on, a draw
+across several line ends goes line by line (`_line_by_line`), since each
+line's M0 is its own.
+
+Not emulated: audio.
 """
 from __future__ import annotations
 
@@ -73,6 +86,12 @@ MAX_SCANLINES = 290   # NTSC's frame limit
 PAL_HEIGHT = 250      # Display.Height of a console detected as PAL
 PAL_MAX_SCANLINES = 342
 WORDS = 5  # 160 pixels as 5 x 32 bits
+# The Cosmic Ark motion: M0's move at a line end, and its mask on the next
+# line, by the new count (`m0_mask`: plain, 2 pixels wide, or hidden).
+COSMIC_MOTION = np.array([18, 33, 0, 17], np.int32)
+M0_PLAIN, M0_STRETCHED, M0_HIDDEN = 0, 1, 2
+COSMIC_MASKS = np.array([M0_PLAIN, M0_STRETCHED, M0_HIDDEN, M0_PLAIN],
+                        np.int32)
 
 P0, M0, P1, M1, BL, PF = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 SCORE, PRIORITY = 0x40, 0x80
@@ -255,7 +274,7 @@ _REGISTERS = (
     "posm0 posm1 posbl cur_grp0 cur_grp1 skip_p0 skip_p1 pf_reflect "
     "hmove_blank last_hmove dump_enabled dump_disabled_cycle frame_start "
     "last_update to_end vsync_finish buffer frame_greyed row_origin "
-    "read_clock pal last_lines").split()
+    "read_clock pal last_lines height cosmic cosmic_count m0_mask").split()
 NO_CLOCK = -(1 << 30)  # `read_clock` when the frame has had no TIA read
 
 
@@ -286,28 +305,41 @@ class TIAState:
         return self.replace(regs={**self.regs, **changes})
 
 
-def power_on(rows: int = HEIGHT,
-             pal: bool | jax.Array = False) -> TIAState:
+def display_rows(pal: bool | jax.Array, height: int | jax.Array
+                 ) -> int | jax.Array:
+    """The rows a TIA draws: the game's `Display.Height`, raised from the
+    default 210 to 250 for a console reset as PAL (Stella's Console does
+    so once it has detected PAL). A Python int for Python inputs."""
+    if isinstance(pal, bool) and not isinstance(height, jax.Array):
+        return PAL_HEIGHT if pal and height == HEIGHT else int(height)
+    return jnp.where(jnp.asarray(pal) & (jnp.asarray(height) == HEIGHT),
+                     PAL_HEIGHT, height)
+
+
+def power_on(rows: int = HEIGHT, pal: bool | jax.Array = False,
+             height: int | jax.Array = HEIGHT) -> TIAState:
     """The TIA after `TIA::reset` (all registers and buffers zero).
 
     Args:
-        rows: the screen buffer's rows (static): 210, or 250 where the
-            console may be reset as PAL.
+        rows: the screen buffer's rows (static): at least the rows drawn.
         pal: whether the TIA is reset as PAL (data): 342 scanlines before
             a write ends the frame instead of 290, 250 rows drawn instead
             of 210, and colour loss.
+        height: the game's `Display.Height` (data; `display_rows`).
     """
     regs = {name: jnp.int32(0) for name in _REGISTERS}
     regs["to_end"] = jnp.int32(LINE)
     regs["vsync_finish"] = jnp.int32(0x7FFFFFFF)
     regs["read_clock"] = jnp.int32(NO_CLOCK)
     regs["pal"] = jnp.asarray(pal).astype(jnp.int32)
+    regs["height"] = jnp.asarray(display_rows(pal, height), jnp.int32)
     return TIAState(regs=regs, screen=jnp.zeros((2, rows, WIDTH), jnp.uint8),
                     written=jnp.zeros((rows,), bool))
 
 
 def reset(tia: TIAState, pal: bool | jax.Array = False,
-          rows: int | None = None) -> TIAState:
+          rows: int | None = None,
+          height: int | jax.Array = HEIGHT) -> TIAState:
     """`TIA::reset` at system cycle 0: registers and both buffers cleared.
 
     Like Stella's `frameReset`, the frontier and the row origin are the
@@ -316,15 +348,17 @@ def reset(tia: TIAState, pal: bool | jax.Array = False,
     kept: a frame cut short before the reset goes on after it. `pal` is
     the console's display format from now on (Stella reads it from the
     console at every reset); a PAL TIA needs a buffer of 250 rows. The
-    cleared buffers have `rows` rows (default: as before).
+    cleared buffers have `rows` rows (default: as before); `height` is the
+    game's `Display.Height`, read again at every reset as Stella does.
     """
-    fresh = power_on(tia.screen.shape[-2] if rows is None else rows, pal)
+    fresh = power_on(tia.screen.shape[-2] if rows is None else rows, pal,
+                     height)
     return fresh.set(buffer=tia.buffer, frame_greyed=tia.frame_greyed)
 
 
 def display_height(tia: TIAState) -> jax.Array:
-    """The rows the TIA draws: 250 if reset as PAL, else 210."""
-    return jnp.where(tia.pal != 0, PAL_HEIGHT, HEIGHT)
+    """The rows the TIA draws (`display_rows` at the last reset)."""
+    return tia.height
 
 
 # --------------------------------------------------------------------------
@@ -348,8 +382,9 @@ def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
     def player(grp, nusiz, skip, pos):
         return _rotate(jnp.asarray(PLAYER_MASKS)[skip, nusiz & 7, grp], pos)
 
-    def missile(nusiz, on, pos):
-        base = jnp.asarray(MISSILE_MASKS)[nusiz & 7, (nusiz >> 4) & 3]
+    def missile(nusiz, on, pos, stretch=0):
+        size = ((nusiz >> 4) & 3) | stretch
+        base = jnp.asarray(MISSILE_MASKS)[nusiz & 7, size]
         return jnp.where(on != 0, _rotate(base, pos), jnp.uint32(0))
 
     ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
@@ -361,7 +396,9 @@ def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
                  | table[2, (pf >> 12) & 0xFF])
     return jnp.stack([
         player(tia.cur_grp0, tia.nusiz0, skip_p0, tia.posp0),
-        missile(tia.nusiz0, tia.enam0 * (1 - tia.resmp0), tia.posm0),
+        missile(tia.nusiz0, tia.enam0 * (1 - tia.resmp0) * (
+            tia.m0_mask != M0_HIDDEN), tia.posm0,
+            (tia.m0_mask == M0_STRETCHED).astype(jnp.int32)),
         player(tia.cur_grp1, tia.nusiz1, skip_p1, tia.posp1),
         missile(tia.nusiz1, tia.enam1 * (1 - tia.resmp1), tia.posm1),
         ball, playfield])
@@ -447,10 +484,67 @@ def _line_start_masks(tia: TIAState) -> TIAState:
                    pf_reflect=tia.ctrlpf & 1)
 
 
+def _cosmic_motion(tia: TIAState) -> TIAState:
+    """The Cosmic Ark motion at a line end, if on: M0 moves and takes its
+    mask for the next line. Done as the draw reaches the line end, so a
+    write at that very clock (HMOVE turns the motion off) comes after."""
+    count = (tia.cosmic_count + 1) & 3
+    on = tia.cosmic != 0
+    return tia.set(
+        cosmic_count=jnp.where(on, count, tia.cosmic_count),
+        posm0=jnp.where(on, _wrap(tia.posm0 - jnp.asarray(COSMIC_MOTION)[
+            count]), tia.posm0),
+        m0_mask=jnp.where(on, jnp.asarray(COSMIC_MASKS)[count], tia.m0_mask))
+
+
 def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
            render: bool | jax.Array,
            enabled: bool | jax.Array = True) -> TIAState:
     """Draw from the frontier up to `clock` (Stella's `updateFrame`).
+
+    Args:
+        tia: the TIA state.
+        clock: the colour clock to draw up to.
+        ystart: the first displayed scanline.
+        render: whether to compute pixels (collisions are always computed).
+            Must be the same for the whole batch (it selects a `lax.cond`).
+        enabled: if false, nothing changes (a masked console in a batch).
+
+    Returns:
+        The TIA state drawn up to `clock`.
+    """
+    tia = _line_by_line(tia, clock, ystart, render, enabled)
+    return _draw(tia, clock, ystart, render, enabled)
+
+
+def _line_by_line(tia: TIAState, clock: jax.Array, ystart: jax.Array,
+                  render: bool | jax.Array, enabled: bool | jax.Array
+                  ) -> TIAState:
+    """With the Cosmic Ark motion on, draw to each line end before `clock`
+    in turn (a `_draw` spans at most one line end with one M0). The loop
+    runs no step for a console without the motion, and under `vmap` only
+    while some console of the batch has it."""
+    stop = tia.frame_start + LINE * (ystart + display_height(tia))
+    target = jnp.minimum(clock, stop)
+
+    def next_end(t: TIAState) -> jax.Array:
+        return t.last_update + jnp.where(t.to_end == 0, LINE, t.to_end)
+
+    def more(t: TIAState) -> jax.Array:
+        return enabled & (t.cosmic != 0) & (
+            t.last_update >= t.frame_start + LINE * ystart) & (
+            next_end(t) < target)
+
+    return jax.lax.while_loop(
+        more, lambda t: _draw(t, next_end(t), ystart, render, enabled), tia)
+
+
+def _draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
+          render: bool | jax.Array,
+          enabled: bool | jax.Array = True) -> TIAState:
+    """Draw from the frontier up to `clock`, across any number of line ends
+    with the objects of the line after the first (rows strictly inside are
+    filled in by `finish_frame`).
 
     Args:
         tia: the TIA state.
@@ -479,7 +573,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     full_lines = jnp.maximum(rest - 1, 0) // LINE
     last_len = rest - LINE * full_lines
     now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect)
-    nxt = _line_start_masks(tia)
+    nxt = _cosmic_motion(_line_start_masks(tia))
     later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect)
     a0, a1, blank_a, clears_a = _segment(tia, line_pos, line_pos + first_len)
     blank_after_a = (tia.hmove_blank != 0) & ~clears_a
@@ -523,6 +617,10 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     drawn = TIAState(regs=base, screen=tia.screen, written=tia.written).set(
         collision=tia.collision | hits, hmove_blank=hmove_blank.astype(
             jnp.int32), last_update=target, to_end=new_to_end)
+    moved = _cosmic_motion(drawn)   # reached a line end: its motion now
+    drawn = drawn.set(**{k: jnp.where(new_to_end == 0, moved.regs[k],
+                                      drawn.regs[k])
+                         for k in ("cosmic_count", "posm0", "m0_mask")})
     regs = jax.tree.map(lambda a, b: jnp.where(active, a, b), drawn.regs,
                         tia.regs)
     return TIAState(regs=regs, screen=screen, written=written)
@@ -608,6 +706,12 @@ def _apply(t: dict, reg, value, clock, allow_hmove_blanks,
     for r, name in ((COLUP0, "colup0"), (COLUP1, "colup1"),
                     (COLUPF, "colupf"), (COLUBK, "colubk")):
         set_(name, (value & 0xFE) | loss, is_(r))
+    cosmic = is_(HMM0) & (since_hmove == 21 * 3) & (t["hmm0"] == 7) & (
+        (value >> 4) == 6)
+    set_("cosmic", 1, cosmic)
+    set_("cosmic_count", 0, cosmic)
+    set_("m0_mask", M0_PLAIN, is_(NUSIZ0) | is_(RESM0) | (
+        is_(RESMP0) & (t["resmp0"] != 0) & ((value & 2) == 0)))
     for r, name in ((HMP0, "hmp0"), (HMP1, "hmp1"), (HMM0, "hmm0"),
                     (HMM1, "hmm1"), (HMBL, "hmbl")):
         set_(name, value >> 4, is_(r))
@@ -677,6 +781,8 @@ def _apply(t: dict, reg, value, clock, allow_hmove_blanks,
     set_("skip_p0", 0, hm)
     set_("skip_p1", 0, hm)
     set_("last_hmove", clock, hm)
+    set_("cosmic", 0, hm)
+    set_("m0_mask", M0_PLAIN, hm)
     set_("collision", 0, is_(CXCLR))
     return new
 
@@ -848,7 +954,8 @@ def finish_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
                         current)
     scanline = (cycles * 3 - tia.frame_start) // LINE
     first = jnp.maximum(scanline, ystart) - ystart
-    grey = partial & (tia.frame_greyed == 0) & (rows >= first)
+    grey = partial & (tia.frame_greyed == 0) & (rows >= first) & (
+        rows < tia.height)
     current = jnp.where(grey[:, None], (current & 0x0F) >> 1, current)
     last_lines = jnp.where(partial, tia.last_lines, scanline)
     return TIAState(regs={**tia.regs, "frame_greyed": partial.astype(

@@ -31,15 +31,9 @@ ROM_NAME = "montezuma_revenge.bin"  # RomSettings without modes or actions
 AUTODETECT_FRAMES, NOOP_FRAMES, RESET_FRAMES = 60, 60, 4
 BATCH = 4
 
-KNOWN_BUGS = {
-    "cosmic_ark_m0": (
-        "Not emulated (tia.py's docstring says so): Stella's Cosmic Ark "
-        "hack. Writing HMM0 = 6 while it is 7, exactly 21 CPU cycles after "
-        "an HMOVE, makes Stella move M0 at every later line end; jaxatari "
-        "keeps M0 in place, so M0 is drawn elsewhere on every row and "
-        "CXM0P/$90, $A0, $B0 read 0x70/0x2F/0x08 instead of ALE's "
-        "0xF0/0xEF/0xC8."),
-}
+KNOWN_BUGS: dict[str, str] = {}
+"""Features jaxatari does not yet draw as Stella does: name -> reason
+(strict xfails). Empty: the Cosmic Ark hack is emulated now."""
 
 
 def _ale_run(path: pathlib.Path) -> tuple[np.ndarray, np.ndarray]:
