@@ -58,8 +58,11 @@ NOTES = {game: ("ale-py ships this multi-agent ROM but cannot load it "
          for game in games.NOT_IN_ALE}
 NOTES.update({
     "adventure": "modes 1 and 2 hold SELECT for a time drawn from ALE's "
-                 "sticky-action generator; jaxatari refuses them for now "
-                 "(mode 0, the default, is exact)",
+                 "environment RNG; the host-side reset draws from the same "
+                 "mt19937 (`random_seed`), and gave ALE's RAM, screen and "
+                 "frame count after `setMode` + `reset_game()` (mode 1 seed "
+                 "3, mode 2 seed 0, two resets each); the runs here are "
+                 "mode 0",
     "video_checkers": "the rules keep setMode's 'reverse checkers' choice "
                       "as bit 4 of $B0, which matched ALE in every mode "
                       "for 4,000 frames each; ALE keeps it from the mode "

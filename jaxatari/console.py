@@ -91,10 +91,17 @@ class Features(NamedTuple):
         dpc: The DPC chip (Pitfall II).
         rows: Screen buffer rows: the rows the game draws (210, a game's
             own `Display.Height` up to 230, or 250 where PAL may run).
+        cosmic_lines: Before each instruction, draw line by line while
+            the Cosmic Ark motion is on and the frontier lags by a line end
+            or more (`_cosmic_lines`). Games that keep the motion on and
+            leave the TIA alone for a whole displayed line need it; it
+            costs every instruction a batch-wide check (about 15% on
+            Seaquest at batch 16), so only boards that ask for it have it.
     """
     cart_ram: bool = False
     dpc: bool = False
     rows: int = tia.HEIGHT
+    cosmic_lines: bool = False
 
 
 @struct.dataclass
@@ -151,7 +158,8 @@ def cart_features(cart: cartridge.Cartridge, height: int = tia.HEIGHT
 
 def make_board(cart: cartridge.Cartridge, ystart: int,
                hmove_blanks: bool, features: Features | None = None,
-               height: int = tia.HEIGHT) -> Board:
+               height: int = tia.HEIGHT, cosmic_lines: bool = False
+               ) -> Board:
     """The jit-side description of a game's hardware.
 
     Args:
@@ -161,11 +169,13 @@ def make_board(cart: cartridge.Cartridge, ystart: int,
         features: what the program carries; default `cart_features`.
         height: the game's `Display.Height` property (210 unless the game
             sets it; not the 250 that a PAL console raises 210 to).
+        cosmic_lines: whether the program draws the Cosmic Ark motion line
+            by line (`Features.cosmic_lines`).
 
     Raises:
         ValueError: `features` lack something the cart needs.
     """
-    needed = cart_features(cart, height)
+    needed = cart_features(cart, height)._replace(cosmic_lines=cosmic_lines)
     features = needed if features is None else features
     if union_features([features, needed]) != features:
         raise ValueError(f"{cart.scheme}/{cart.display_format} cart needs "
@@ -181,7 +191,8 @@ def union_features(features: list[Features]) -> Features:
     """The features a program needs to run all of `features`' boards."""
     return Features(cart_ram=any(f.cart_ram for f in features),
                     dpc=any(f.dpc for f in features),
-                    rows=max(f.rows for f in features))
+                    rows=max(f.rows for f in features),
+                    cosmic_lines=any(f.cosmic_lines for f in features))
 
 
 def display_format(board: Board) -> str:
@@ -385,6 +396,38 @@ def _execute(board: Board, inputs: Inputs, render, state: Console,
     return _keep(running, after.replace(cpu=cpu), state)
 
 
+def _line_end_due(board: Board, inputs: Inputs, render, state: Console,
+                  running: jax.Array) -> jax.Array:
+    del inputs, render
+    return running & tia.line_end_due(state.tia, state.cpu.cycles * 3,
+                                      board.ystart)
+
+
+def _draw_line_end(board: Board, inputs: Inputs, render, state: Console,
+                   due: jax.Array) -> Console:
+    del inputs
+    return state.replace(tia=tia.draw_line_end(state.tia, board.ystart,
+                                                render, due))
+
+
+def _cosmic_lines(board, inputs, render, state, running, over, anywhere):
+    """Stella's Cosmic Ark motion moves M0 at every line end. While a
+    running console has it on and a display line end behind its clock,
+    draw that console to the line end, so that the next instruction's
+    draws cross at most one (`tia.update`). Without the motion in the
+    batch the loop takes no step."""
+    def due(state):
+        return over(_line_end_due)(board, inputs, render, state, running)
+
+    def body(state):
+        return over(_draw_line_end)(board, inputs, render, state, due(state))
+
+    return jax.lax.cond(
+        anywhere(due(state)),
+        lambda s: jax.lax.while_loop(lambda t: anywhere(due(t)), body, s),
+        lambda s: s, state)
+
+
 def _write_logged(board: Board, inputs: Inputs, render, state: Console,
                   k: jax.Array, waited: jax.Array, on: jax.Array):
     """Apply logged TIA write `k` if `on`; WSYNC stalls the CPU.
@@ -483,6 +526,9 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
 
     def body(carry):
         count, state, running, stop = carry
+        if board.features.cosmic_lines:
+            state = _cosmic_lines(board, inputs, render, state, running,
+                                  over, anywhere)
         state = over(execute)(board, inputs, render, state, running)
         state, ends = _apply_tia_writes(board, inputs, render, state,
                                         running, over, anywhere)

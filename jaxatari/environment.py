@@ -250,6 +250,17 @@ def console_frame(board: console.Board, controls: Controls,
     return console.frame(board, machine, inputs, render), paddles
 
 
+_shared_console_frame = jax.jit(console_frame, static_argnums=(6,))
+"""`console_frame` for the host-side boot: one compiled program for all
+boards of the same features."""
+
+
+COSMIC_ARK_GAMES = frozenset({"journey_escape"})
+"""Games ale-py ships that turn on Stella's Cosmic Ark motion (checked with
+ALE's serialized TIA state): their programs draw it line by line
+(`console.Features.cosmic_lines`)."""
+
+
 def _height_property(rules: games.GameRules) -> int:
     """The game's `Display.Height` property from its screen rows: ALE's PAL
     ROMs keep the default 210, which the console raises to 250 once it has
@@ -266,20 +277,29 @@ def switches(difficulty: int, reset: jax.Array | bool = False,
 
 
 class AtariEnv:
-    """One Atari-57 game as a gymnax-style environment (see module doc)."""
+    """One game as a gymnax-style environment (see module doc).
+
+    `random_seed` is ALE's setting of that name, for the resets booted on
+    the host: ALE draws from its environment RNG during a reset only in
+    Adventure's setMode (modes 1 and 2) and Berzerk's `act` calls. The
+    reset states are then ALE's consecutive `reset_game()` calls after
+    `loadROM` with that seed. Sticky actions in `step` draw from JAX keys.
+    """
 
     def __init__(self, game: str | games.GameRules,
                  full_action_space: bool = False,
                  mode: int | None = None, difficulty: int | None = None,
                  num_reset_states: int = 4,
-                 rom: str | os.PathLike | None = None):
+                 rom: str | os.PathLike | None = None,
+                 random_seed: int = 0):
         self.rules = (game if isinstance(game, games.GameRules)
                       else games.lookup(game))
         self.cart = cartridge.load_cartridge(
             self.rules.rom_id if rom is None else rom)
-        self.board = console.make_board(self.cart, self.rules.ystart,
-                                        self.rules.hmove_blanks,
-                                        height=_height_property(self.rules))
+        self.board = console.make_board(
+            self.cart, self.rules.ystart, self.rules.hmove_blanks,
+            height=_height_property(self.rules),
+            cosmic_lines=self.rules.rom_id in COSMIC_ARK_GAMES)
         self.mode = self.rules.default_mode
         self.difficulty = self.rules.default_difficulty
         self.mode, self.difficulty = self._settings(mode, difficulty)
@@ -292,7 +312,19 @@ class AtariEnv:
         self.played_actions = tuple(a if a in self.rules.legal_actions
                                     else 0 for a in self.action_set)
         self.num_reset_states = num_reset_states
-        self._frame = jax.jit(self._emulate_frame, static_argnums=(4,))
+        self.random_seed = int(random_seed)
+        self._rules_frame = jax.jit(self._after_frame)
+
+    def _frame(self, state: EnvState, action: jax.Array, buttons: jax.Array,
+               difficulty: jax.Array, render: bool) -> EnvState:
+        """`_emulate_frame` on the host, as two compiled programs: the
+        console's, shared by every game whose board has the same features
+        (the ROM and display are data), and the game's rules."""
+        controls = self.controls._replace(difficulty=difficulty)
+        machine, paddles = _shared_console_frame(
+            self.board, controls, state.machine, state.paddles, action,
+            buttons, render)
+        return self._rules_frame(state, machine, paddles, buttons)
 
     # ------------------------------------------------------------------ frames
     def _emulate_frame(self, state: EnvState, action: jax.Array,
@@ -306,6 +338,12 @@ class AtariEnv:
         machine, paddles = console_frame(self.board, controls,
                                          state.machine, state.paddles,
                                          action, buttons, render)
+        return self._after_frame(state, machine, paddles, buttons)
+
+    def _after_frame(self, state: EnvState, machine: console.Console,
+                     paddles: jax.Array, buttons: jax.Array) -> EnvState:
+        """`RomSettings::step` after the console's frame (not on SELECT
+        frames), and the frame counted."""
         reward, terminal, lives, vars_ = self.rules.step(
             rules_ram(machine, self.rules.ram_size).astype(jnp.int32),
             state.vars)
@@ -542,6 +580,19 @@ class ConsoleDriver:
     """Reset frames ALE counts in the episode frame number: one per
     `pressSelect` call and one per `act` (setMode's), none for the rest."""
 
+    random_seed = 0
+    """ALE's `random_seed`: the seed of its environment RNG (an mt19937,
+    which sticky actions and Adventure's setMode draw from)."""
+    _environment_rng: np.random.RandomState | None = None
+
+    def environment_rng_next(self) -> int:
+        """The next 32-bit output of ALE's environment RNG (`Random::next`),
+        seeded with `random_seed` when first used."""
+        if self._environment_rng is None:
+            self._environment_rng = np.random.RandomState(
+                self.random_seed % 2**32)
+        return int(self._environment_rng.randint(0, 2**32, dtype=np.uint32))
+
     def frames(self, action: int, buttons: int, count: int) -> None:
         """`count` frames of `action`; `buttons` 0, 1 (RESET) or 2 (SELECT)."""
         raise NotImplementedError
@@ -576,7 +627,11 @@ class ConsoleDriver:
         self.frames(0, 1, NUM_RESET_FRAMES)
 
     def act(self, action: int) -> None:
-        """One frame of an agent action, as `setMode` uses it."""
+        """One frame of an agent action, as `setMode` uses it: ALE's `act`
+        draws twice from the environment RNG first (the sticky-action tests
+        of players A and B)."""
+        self.environment_rng_next()
+        self.environment_rng_next()
         self.counted_frames += 1
         self.frames(action, 0, 1)
 
@@ -620,6 +675,7 @@ class _EnvDriver(ConsoleDriver):
     def __init__(self, env: AtariEnv, state: EnvState, difficulty: int):
         self.env, self.state = env, state
         self.difficulty = jnp.int32(difficulty)
+        self.random_seed = env.random_seed
 
     def frames(self, action: int, buttons: int, count: int) -> None:
         for _ in range(count):
@@ -640,13 +696,9 @@ class _EnvDriver(ConsoleDriver):
 
     def _fit_board(self, pal: bool) -> None:
         """Give the env a board of the detected format's screen rows if
-        `cart.PAL_MD5S` guessed wrong (a ROM of your own): the frame is
-        compiled again for it."""
-        board = console.board_for_format(self.env.board, pal)
-        if board is not self.env.board:
-            self.env.board = board
-            self.env._frame = jax.jit(self.env._emulate_frame,
-                                      static_argnums=(4,))
+        `cart.PAL_MD5S` guessed wrong (a ROM of your own): the frame
+        program for those rows is compiled (or shared) then."""
+        self.env.board = console.board_for_format(self.env.board, pal)
 
     def scanlines(self) -> int:
         return int(console.scanlines(self.state.machine))
@@ -692,7 +744,8 @@ def make(game: str | games.GameRules,
     Args:
         game: ale-py's ROM id ("breakout") or an ALE/Gymnasium name
             ("Breakout", "ALE/Breakout-v5").
-        **overrides: `full_action_space`, `num_reset_states` (environment),
+        **overrides: `full_action_space`, `num_reset_states`, `random_seed`
+            (environment),
             `mode`, `difficulty` (ALE's, for the env and its params), and
             any other `EnvParams` field.
 
@@ -704,7 +757,7 @@ def make(game: str | games.GameRules,
             lacks; TypeError: an unknown setting. All before any emulation.
     """
     env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states",
-                "rom"}
+                "rom", "random_seed"}
     fields = ({f.name for f in dataclasses.fields(EnvParams)}
               - {"reset_states", "reset_states_for"})
     unknown = set(overrides) - env_keys - fields

@@ -111,6 +111,9 @@ class Handle(environment.ConsoleDriver):
                  env: environment.AtariEnv):
         self.group, self.index, self.env = group, index, env
         self.rules = env.rules
+        # ALE's environment RNG for setMode's draws; a script's play between
+        # resets (ALE's sticky tests) is not counted in it.
+        self.random_seed = env.random_seed
         self.vars = env.rules.reset_vars()
         self.reward, self.terminal, self.lives = 0, False, 0
         self.pal = False

@@ -66,8 +66,8 @@ an HMOVE, turns on a motion that at every line end moves M0 left by 18,
 33, 0 and 17 clocks in turn, drawing it 2 pixels wide on the line after a
 33 and not at all after the 0. HMOVE turns it off; NUSIZ0, RESM0 and RESMP0
 give M0 its plain mask until the next line end. While it is on, a draw
-across several line ends goes line by line (`_line_by_line`), since each
-line's M0 is its own.
+across several line ends goes line by line (`line_end_due`, which the
+console checks before each instruction), since each line's M0 is its own.
 
 Not emulated: audio.
 """
@@ -497,54 +497,49 @@ def _cosmic_motion(tia: TIAState) -> TIAState:
         m0_mask=jnp.where(on, jnp.asarray(COSMIC_MASKS)[count], tia.m0_mask))
 
 
+def _next_line_end(tia: TIAState) -> jax.Array:
+    """The clock of the next line end after the frontier."""
+    return tia.last_update + jnp.where(tia.to_end == 0, LINE, tia.to_end)
+
+
+def line_end_due(tia: TIAState, clock: jax.Array,
+                 ystart: jax.Array) -> jax.Array:
+    """Whether the Cosmic Ark motion is on and a line end of the display
+    lies between the frontier and `clock` (`draw_line_end` should come
+    first: M0 moves there)."""
+    start = tia.frame_start + LINE * ystart
+    stop = start + LINE * display_height(tia)
+    return (tia.cosmic != 0) & (tia.last_update >= start) & (
+        _next_line_end(tia) < jnp.minimum(clock, stop))
+
+
+def draw_line_end(tia: TIAState, ystart: jax.Array,
+                  render: bool | jax.Array,
+                  enabled: bool | jax.Array = True) -> TIAState:
+    """Draw to the next line end (where the Cosmic Ark motion moves M0)."""
+    return update(tia, _next_line_end(tia), ystart, render, enabled)
+
+
+def _draw_by_lines(tia: TIAState, clock: jax.Array, ystart: jax.Array,
+                   render: bool | jax.Array) -> TIAState:
+    """`update` to `clock`, line end by line end while the Cosmic Ark
+    motion is on (no step for a console without it)."""
+    tia = jax.lax.while_loop(
+        lambda t: line_end_due(t, clock, ystart),
+        lambda t: draw_line_end(t, ystart, render), tia)
+    return update(tia, clock, ystart, render)
+
+
 def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
            render: bool | jax.Array,
            enabled: bool | jax.Array = True) -> TIAState:
     """Draw from the frontier up to `clock` (Stella's `updateFrame`).
 
-    Args:
-        tia: the TIA state.
-        clock: the colour clock to draw up to.
-        ystart: the first displayed scanline.
-        render: whether to compute pixels (collisions are always computed).
-            Must be the same for the whole batch (it selects a `lax.cond`).
-        enabled: if false, nothing changes (a masked console in a batch).
-
-    Returns:
-        The TIA state drawn up to `clock`.
-    """
-    tia = _line_by_line(tia, clock, ystart, render, enabled)
-    return _draw(tia, clock, ystart, render, enabled)
-
-
-def _line_by_line(tia: TIAState, clock: jax.Array, ystart: jax.Array,
-                  render: bool | jax.Array, enabled: bool | jax.Array
-                  ) -> TIAState:
-    """With the Cosmic Ark motion on, draw to each line end before `clock`
-    in turn (a `_draw` spans at most one line end with one M0). The loop
-    runs no step for a console without the motion, and under `vmap` only
-    while some console of the batch has it."""
-    stop = tia.frame_start + LINE * (ystart + display_height(tia))
-    target = jnp.minimum(clock, stop)
-
-    def next_end(t: TIAState) -> jax.Array:
-        return t.last_update + jnp.where(t.to_end == 0, LINE, t.to_end)
-
-    def more(t: TIAState) -> jax.Array:
-        return enabled & (t.cosmic != 0) & (
-            t.last_update >= t.frame_start + LINE * ystart) & (
-            next_end(t) < target)
-
-    return jax.lax.while_loop(
-        more, lambda t: _draw(t, next_end(t), ystart, render, enabled), tia)
-
-
-def _draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
-          render: bool | jax.Array,
-          enabled: bool | jax.Array = True) -> TIAState:
-    """Draw from the frontier up to `clock`, across any number of line ends
-    with the objects of the line after the first (rows strictly inside are
-    filled in by `finish_frame`).
+    A draw across several line ends draws the lines after the first with
+    the same objects (rows strictly inside are filled in by
+    `finish_frame`); with the Cosmic Ark motion on, each line's M0 is its
+    own, so the console first brings the frontier to within a line of the
+    instruction (`line_end_due`, `draw_line_end`).
 
     Args:
         tia: the TIA state.
@@ -898,7 +893,7 @@ def draw_to_last_read(tia: TIAState, ystart: jax.Array,
     gives the same pixels; it matters only for a frame cut short, whose
     screen shows what was drawn by its last TIA access and no more.
     """
-    return update(tia, tia.read_clock, ystart, render)
+    return _draw_by_lines(tia, tia.read_clock, ystart, render)
 
 
 def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,

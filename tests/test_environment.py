@@ -236,3 +236,35 @@ def test_swapped_ports_put_player_a_on_the_right_port():
     assert normal.fire.tolist() == [1, 0]
     assert int(swapped.swcha) == 0xFF & ~(0x01 | 0x04)
     assert swapped.fire.tolist() == [0, 1]
+
+
+class _CountingDriver(environment.ConsoleDriver):
+    """A driver that only records its frames (for the RNG bookkeeping)."""
+
+    def __init__(self, seed: int):
+        self.random_seed, self.played = seed, []
+
+    def frames(self, action: int, buttons: int, count: int) -> None:
+        self.played.append((action, buttons, count))
+
+
+@pytest.mark.parametrize("seed", [0, 7, -355404031])
+def test_driver_draws_ale_environment_rng(seed):
+    """The driver's environment RNG is ALE's: mt19937 seeded with
+    `random_seed` (as uint32), raw 32-bit outputs, and `act` draws two
+    (the sticky tests) before its frame. ALE's own draw pattern during
+    Adventure's setMode is checked in tests/games/test_a_to_b.py."""
+    reference = np.random.RandomState(seed % 2**32)._bit_generator
+    driver = _CountingDriver(seed)
+    first = driver.environment_rng_next()
+    driver.act(3)
+    after_act = driver.environment_rng_next()
+    draws = [int(v) for v in reference.random_raw(4)]
+    assert (first, after_act) == (draws[0], draws[3])
+    assert driver.played == [(3, 0, 1)] and driver.counted_frames == 1
+
+
+def test_random_seed_reaches_the_boot_driver(no_boot):
+    env, _ = environment.make("adventure", random_seed=11)
+    assert env.random_seed == 11
+    assert environment._EnvDriver(env, None, 0).random_seed == 11

@@ -362,7 +362,8 @@ ENVIRONMENT_RNG_METHOD = "environment_rng_next"
 """The `ResetOps` method Adventure's `set_mode` draws from: it returns the
 next 32-bit output of ALE's environment RNG (`Random::next()`, the mt19937
 that `random_seed` seeds and that sticky actions draw two numbers from on
-every `act` frame). `ResetOps` itself has no such method."""
+every `act` frame). `ResetOps` itself has no such method; the emulator's
+drivers (`environment.ConsoleDriver`) have it."""
 
 
 def _adventure_mode(ram: np.ndarray) -> int:
