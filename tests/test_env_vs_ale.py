@@ -35,6 +35,12 @@ def _env(game: str, mode: int | None = None, difficulty: int | None = None):
                          difficulty=difficulty)
 
 
+@functools.cache
+def _jitted_step(env):
+    """One compiled `env.step` per env, shared by the tests."""
+    return jax.jit(env.step)
+
+
 def _replay_in_ale(env, params, ale, steps: int) -> None:
     """Plays `steps` random steps from reset state 0 in both emulators."""
     state = jax.tree.map(lambda x: x[0], params.reset_states)
@@ -44,7 +50,7 @@ def _replay_in_ale(env, params, ale, steps: int) -> None:
     actions = jax.random.randint(jax.random.key(1), (steps,), 0,
                                  len(env.action_set))
     keys = jax.random.split(jax.random.key(2), steps)
-    step = jax.jit(env.step)
+    step = _jitted_step(env)
     repeats = 0
     for t in range(steps):
         previous = int(state.action)
@@ -84,11 +90,12 @@ def test_checked_step_raises_for_an_action_out_of_range() -> None:
     env, params = _env("pong")
     _, state = env.reset(jax.random.key(0), params)
     out = env.checked_step(jax.random.key(1), state, jnp.int32(1), params)
-    plain = env.step(jax.random.key(1), state, jnp.int32(1), params)
+    step = _jitted_step(env)
+    plain = step(jax.random.key(1), state, jnp.int32(1), params)
     for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(plain)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     with pytest.raises(Exception, match="out of range for pong"):
         env.checked_step(jax.random.key(1), state, jnp.int32(6), params)
     # Inside jit the same index plays NOOP, as ALE plays an illegal action.
-    noop = env.step(jax.random.key(1), state, jnp.int32(6), params)
+    noop = step(jax.random.key(1), state, jnp.int32(6), params)
     assert set(noop[4]["applied_actions"].tolist()) <= {0, int(state.action)}

@@ -57,7 +57,13 @@ class Plan:
         script: (address, value) pokes made on the first frames of the poke
             phase, one per frame, to reach a rule random pokes rarely do.
         poke_frames: frames in the poke phase.
-        has_lives: whether the game reports lives (else lives() is 0).
+        lives: what the game's `lives()` does in the recording:
+            "lost": plain random play loses lives; "none": always 0;
+            "steady": ALE's base rule, 1 until the game is over and
+            `lives_when_over` then, with no game over in plain play (the
+            pokes end games); "poked": a real count that only the pokes
+            lower (random play never loses a life in the frames played).
+        lives_when_over: with "steady", lives() once the game is over.
         scores: whether plain random play scores within the frames played.
         ends: whether plain random play reaches a game over within
             `max_frames` (some games never end, or not by random play).
@@ -71,7 +77,8 @@ class Plan:
     special: tuple[int, ...] = ()
     script: tuple[tuple[int, int], ...] = ()
     poke_frames: int = 1500
-    has_lives: bool = True
+    lives: str = "lost"
+    lives_when_over: int = 0
     scores: bool = True
     ends: bool = True
 
@@ -248,17 +255,49 @@ def check_rules_match_ale(game: str, plan: Plan) -> None:
 def _check_plan_claims(trace: Trace, plan: Plan) -> None:
     """The recording saw what the plan says the game produces."""
     plain = ~trace.is_reset & ~trace.poked
+    poked = trace.poked & ~trace.is_reset
     if plan.ends:
         assert trace.is_reset[1:][~trace.poked[1:]].any(), "no game over"
     assert (trace.reward[plain] != 0).any() == plan.scores
-    lost = np.diff(trace.lives)[~trace.is_reset[1:] & ~trace.poked[1:]] < 0
-    assert lost.any() == plan.has_lives
-    assert (trace.lives == 0).all() != plan.has_lives
     if plan.pokes:  # the poke phase produced rewards
-        assert (trace.reward[trace.poked & ~trace.is_reset] != 0).any()
+        assert (trace.reward[poked] != 0).any()
     if plan.script:
         first = np.flatnonzero(trace.poked)[len(plan.script) - 1]
         assert trace.terminal[first], "the scripted pokes did not end the game"
+    _LIVES_CLAIMS[plan.lives](trace, plan)
+
+
+def _lives_lost(trace: Trace, plan: Plan) -> None:
+    lost = np.diff(trace.lives)[~trace.is_reset[1:] & ~trace.poked[1:]] < 0
+    assert lost.any(), "plain play lost no life"
+
+
+def _no_lives(trace: Trace, plan: Plan) -> None:
+    assert (trace.lives == 0).all()
+
+
+def _steady_lives(trace: Trace, plan: Plan) -> None:
+    """ALE's base `lives()`: 1, or `lives_when_over` once it is over; the
+    pokes end a game at least once."""
+    assert not plan.ends
+    assert not trace.is_reset[1:][~trace.poked[1:]].any(), \
+        "plain play ended a game"
+    np.testing.assert_array_equal(
+        trace.lives, np.where(trace.terminal, plan.lives_when_over, 1))
+    assert trace.terminal[trace.poked & ~trace.is_reset].any(), \
+        "the pokes never ended the game"
+
+
+def _lives_lost_to_pokes(trace: Trace, plan: Plan) -> None:
+    """Lives drop in the poke phase only, and are not 0 throughout."""
+    dropped = (np.diff(trace.lives) < 0) & ~trace.is_reset[1:]
+    assert not (dropped & ~trace.poked[1:]).any()
+    assert (dropped & trace.poked[1:]).any()
+    assert (trace.lives != 0).any()
+
+
+_LIVES_CLAIMS = {"lost": _lives_lost, "none": _no_lives,
+                 "steady": _steady_lives, "poked": _lives_lost_to_pokes}
 
 
 def check_static_facts(game: str) -> None:

@@ -2,11 +2,10 @@
 
 Beyond the shared harness:
 
-* Adventure, Backgammon and Blackjack report lives that the harness's plan
-  claims cannot describe: Adventure always 1, the other two 1 until the
-  game is over, which random play never reaches. Their rules are checked by
-  the harness with those claims replaced by `_claims_with_fixed_lives`.
-  Backgammon gets two scripted plans, one per winner.
+* Adventure, Backgammon and Blackjack keep ALE's steady lives (1 while
+  playing; once over, Adventure stays at 1 and the other two read 0), and
+  random play never ends them: the pokes do. Backgammon gets two scripted
+  plans, one per winner.
 * The games whose `setMode` is not a plain SELECT loop checked against
   post-reset RAM (Adventure, Air Raid, Backgammon, Basic Math, Berzerk)
   have their SELECT/NOOP/RESET sequences checked here, against ALE's
@@ -16,7 +15,6 @@ Beyond the shared harness:
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 import pytest
@@ -24,7 +22,7 @@ import pytest
 from jaxatari import games
 from jaxatari.games.a_to_b import ENVIRONMENT_RNG_METHOD, berzerk_mode_shown
 from tests.games import harness
-from tests.games.harness import FakeOps, Plan, Trace, game_tests
+from tests.games.harness import FakeOps, Plan, game_tests
 
 harness.CUSTOM_SET_MODE.update(
     {"adventure", "air_raid", "backgammon", "basic_math", "berzerk"})
@@ -57,9 +55,9 @@ PLANS = {
     "berzerk": Plan(1, 2000, 4000, pokes=(0xDD, 0xDE, 0xDF, 0xDA),
                     special=(0, 0xFF)),
     "bowling": Plan(1, 2000, 3000, pokes=(0xA1, 0xA6, 0xA4),
-                    special=(0x10, 0x11), has_lives=False, ends=False),
+                    special=(0x10, 0x11), lives="none", ends=False),
     "boxing": Plan(1, 2000, 8000, pokes=(0x90, 0x91, 0x92, 0x93),
-                   special=(0, 0xC0, 0x99, 0x9A), has_lives=False),
+                   special=(0, 0xC0, 0x99, 0x9A), lives="none"),
     "breakout": Plan(1, 2000, 4000, bias={1: 3}, pokes=(0xCC, 0xCD, 0xB9),
                      special=(0, 1, 5)),
 }
@@ -69,7 +67,7 @@ PLANS = {
 
 
 # ---------------------------------------------------------------------------
-# Adventure, Backgammon, Blackjack: lives that never drop in plain play.
+# Adventure, Backgammon, Blackjack: steady lives.
 
 _BACKGAMMON_POINTS = tuple(range(0x81, 0x8E)) + tuple(range(0x8F, 0x9C))
 
@@ -88,56 +86,32 @@ def _backgammon_script(won: bool) -> tuple[tuple[int, int], ...]:
     return clear + (loser_point,) + finish
 
 
-FIXED_LIVES_PLANS = {
+STEADY_LIVES_PLANS = {
     "adventure": Plan(1, 3000, 3000, pokes=(0xB9, 0xE0), special=(0x12, 2),
-                      scores=False, ends=False),
+                      scores=False, ends=False, lives="steady",
+                      lives_when_over=1),
     "backgammon": Plan(1, 300, 300, pokes=_BACKGAMMON_POINTS + (0x80, 0x8E),
                        special=(0, 15, 0xF1, 0x80, 0x7F),
                        script=_backgammon_script(won=True),
-                       scores=False, ends=False),
+                       scores=False, ends=False, lives="steady"),
     # A bust: $89 reads 0xBB, then $86 0x0B.
     "blackjack": Plan(1, 2000, 3000, pokes=(0x86, 0x89),
                       special=(0x0B, 0xBB, 0x10, 0x09, 0x99),
-                      script=((0x89, 0xBB), (0x86, 0x0B)), ends=False),
+                      script=((0x89, 0xBB), (0x86, 0x0B)), ends=False,
+                      lives="steady"),
 }
-_LIVES_ONCE_OVER = {"adventure": 1, "backgammon": 0, "blackjack": 0}
 _BACKGAMMON_LOST = dataclasses.replace(
-    FIXED_LIVES_PLANS["backgammon"], seed=2,
+    STEADY_LIVES_PLANS["backgammon"], seed=2,
     script=_backgammon_script(won=False))
 
-# The harness's rules test (its lives claims do not fit) and mode_shown test
-# (none of the three has one) are left uncollected.
-(_rules_with_harness_claims, test_static_facts_fixed_lives,
- _no_mode_shown, test_set_mode_protocol_fixed_lives) = game_tests(
-    FIXED_LIVES_PLANS)
+# None of the three has a mode_shown test.
+(test_rules_match_ale_steady_lives, test_static_facts_steady_lives, _,
+ test_set_mode_protocol_steady_lives) = game_tests(STEADY_LIVES_PLANS)
 
 
-def _claims_with_fixed_lives(trace: Trace, plan: Plan,
-                             lives_once_over: int) -> None:
-    """The harness's plan claims, with lives 1 (`lives_once_over` once the
-    game is over) on every frame instead of the claims about lost lives."""
-    plain = ~trace.is_reset & ~trace.poked
-    if plan.ends:
-        assert trace.is_reset[1:][~trace.poked[1:]].any(), "no game over"
-    assert (trace.reward[plain] != 0).any() == plan.scores
-    expected = np.where(trace.terminal, lives_once_over, 1)
-    np.testing.assert_array_equal(trace.lives, expected)
-    assert trace.terminal.any(), "no game over, not even a poked one"
-    assert (trace.reward[trace.poked & ~trace.is_reset] != 0).any()
-    if plan.script:
-        first = np.flatnonzero(trace.poked)[len(plan.script) - 1]
-        assert trace.terminal[first], "the scripted pokes did not end the game"
-
-
-@pytest.mark.parametrize("game, plan", [
-    *sorted(FIXED_LIVES_PLANS.items()), ("backgammon", _BACKGAMMON_LOST)])
-def test_rules_match_ale_fixed_lives(game: str, plan: Plan,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rewards, game over and lives equal ALE's on every recorded frame."""
-    claims = functools.partial(_claims_with_fixed_lives,
-                               lives_once_over=_LIVES_ONCE_OVER[game])
-    monkeypatch.setattr(harness, "_check_plan_claims", claims)
-    harness.check_rules_match_ale(game, plan)
+def test_backgammon_lost_game_rules_match_ale() -> None:
+    """Backgammon's other ending: the computer wins."""
+    harness.check_rules_match_ale("backgammon", _BACKGAMMON_LOST)
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ _FIRES = (1, 10, 11, 12, 13, 14, 15, 16, 17)
 
 PLANS = {
     "carnival": Plan(1, 2000, 6000, pokes=(0xAD, 0xAE, 0x83),
-                     special=(0, 1), has_lives=False),
+                     special=(0, 1), lives="none"),
     # The second script poke ends the game by the game-3 rule.
     "casino": Plan(3, 2000, 6000, bias={1: 5},
                    pokes=(0x95, 0x8C, 0x9E, 0xD4), special=(0, 3, 0xAA),
@@ -58,7 +58,7 @@ PLANS = {
     "double_dunk": Plan(1, 2000, 2950, pokes=(0xF6, 0xF7, 0xFE),
                         special=(0x23, 0x24, 0x30, 0xE7),
                         script=((0xF7, 0x23), (0xF6, 0x23), (0xF7, 0x24)),
-                        has_lives=False, ends=False),
+                        lives="none", ends=False),
 }
 
 (test_rules_match_ale, test_static_facts_match_ale,

@@ -6,21 +6,20 @@ import numpy as np
 import pytest
 
 from jaxatari import games
-from tests.games import harness
-from tests.games.harness import FakeOps, Plan, Trace, game_tests
+from tests.games.harness import FakeOps, Plan, game_tests
 
 PLANS = {
     "enduro": Plan(1, 2000, 14000, bias={1: 30}, pokes=(0xAB, 0xAC, 0xAD),
-                   special=(0, 1, 2, 3, 7), has_lives=False),
+                   special=(0, 1, 2, 3, 7), lives="none"),
     "entombed": Plan(1, 2000, 6000, pokes=(0xE3, 0xC7),
                      special=(0, 1, 4, 0xFF)),
     "fishing_derby": Plan(1, 2000, 3000, pokes=(0xBD, 0xBE),
-                          special=(0, 0x98, 0x99), has_lives=False,
+                          special=(0, 0x98, 0x99), lives="none",
                           ends=False),
     "flag_capture": Plan(1, 2000, 6000, pokes=(0xEA, 0xEB),
                          special=(0, 1), scores=False),
     "freeway": Plan(1, 2000, 9000, bias={2: 8}, pokes=(0xE7, 0x96),
-                    special=(0, 1), has_lives=False),
+                    special=(0, 1), lives="none"),
     "frogger": Plan(1, 2000, 5000, pokes=(0xCC, 0xCE, 0xD0),
                     special=(0, 1, 0xFF)),
     "frostbite": Plan(1, 2000, 5000, pokes=(0xC8, 0xC9, 0xCA, 0xCC, 0xF1),
@@ -32,51 +31,25 @@ LIVES_BY_POKES = {
     # game never ends and the base class's lives stay 1.
     "earthworld": Plan(1, 2000, 2000, pokes=(0xA7,),
                        special=(0x09, 0x0A, 0x10), script=((0xA7, 0x10),),
-                       scores=False, ends=False),
+                       scores=False, ends=False, lives="poked"),
     # Random play stays on the roof, where nothing can kill the agent.
     "elevator_action": Plan(1, 2000, 3000,
                             pokes=(0x87, 0x88, 0x89, 0x83, 0x81),
                             special=(0, 1, 2), script=((0x83, 0),),
-                            ends=False),
+                            ends=False, lives="poked"),
     # E.T. loses a life only when his energy runs out, after ~15,000
     # frames of random play.
     "et": Plan(1, 2000, 2000, pokes=(0xDF, 0xE0, 0xE1, 0xE5, 0x80),
                special=(0x7F, 0x80, 0xFE, 0xFF, 8),
-               script=((0xE5, 0xFF), (0x80, 8)), scores=False, ends=False),
+               script=((0xE5, 0xFF), (0x80, 8)), scores=False, ends=False,
+               lives="poked"),
 }
 """Games that random play cannot make lose a life within a few thousand
 frames: their lives and game-over rules are reached by pokes alone."""
 
-test_rules_match_ale = game_tests(PLANS)[0]
-(_, test_static_facts_match_ale, test_mode_shown_matches_ale,
- test_set_mode_protocol) = game_tests(PLANS | LIVES_BY_POKES)
-
-
-def _check_lives_lost_to_pokes(trace: Trace, plan: Plan) -> None:
-    """The harness's plan claims, for a game whose lives change by pokes.
-
-    Plain play loses no life and the poke phase does.
-    """
-    played = ~trace.is_reset[1:]
-    dropped = (np.diff(trace.lives) < 0) & played
-    assert not (dropped & ~trace.poked[1:]).any()
-    assert (dropped & trace.poked[1:]).any()
-    assert (trace.lives != 0).any()
-    plain = ~trace.is_reset & ~trace.poked
-    assert (trace.reward[plain] != 0).any() == plan.scores
-    assert (trace.reward[trace.poked & ~trace.is_reset] != 0).any()
-    assert trace.is_reset[1:][~trace.poked[1:]].any() == plan.ends
-    first = np.flatnonzero(trace.poked)[len(plan.script) - 1]
-    assert trace.terminal[first], "the scripted pokes did not end the game"
-
-
-@pytest.mark.parametrize("game", sorted(LIVES_BY_POKES))
-def test_rules_match_ale_lives_by_pokes(
-        game: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every frame matches ALE; the plan's claims as for poked lives."""
-    monkeypatch.setattr(harness, "_check_plan_claims",
-                        _check_lives_lost_to_pokes)
-    harness.check_rules_match_ale(game, LIVES_BY_POKES[game])
+(test_rules_match_ale, test_static_facts_match_ale,
+ test_mode_shown_matches_ale, test_set_mode_protocol) = game_tests(
+    PLANS | LIVES_BY_POKES)
 
 
 def test_et_set_mode_gives_up_after_100_presses() -> None:

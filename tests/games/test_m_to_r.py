@@ -7,7 +7,7 @@ import pytest
 
 from jaxatari import games
 from tests.games import harness
-from tests.games.harness import Plan, Trace, game_tests
+from tests.games.harness import Plan, game_tests
 
 PLANS = {
     "mario_bros": Plan(5, 2000, 6000, pokes=(0x89, 0x8A, 0x87),
@@ -20,7 +20,7 @@ PLANS = {
     # had strokes. The 4000 frames reach a wrap of the stroke counter.
     "miniature_golf": Plan(1, 2000, 4000, pokes=(0x87, 0x88),
                            script=((0xAF, 2), (0xAF, 0)), scores=False,
-                           ends=False),
+                           ends=False, lives="steady"),
     "montezuma_revenge": Plan(1, 2000, 6000, pokes=(0x93, 0x94, 0x95),
                               scores=False),
     "mr_do": Plan(1, 2000, 5000, pokes=(0x82, 0x83, 0xDA),
@@ -30,7 +30,7 @@ PLANS = {
                            special=(0, 8, 0xF8), ends=False),
     # Random play takes ~23000 frames to finish; poked disc counts end it.
     "othello": Plan(1, 2000, 3000, pokes=(0xCE, 0xD0, 0xC0),
-                    special=(0,), ends=False),
+                    special=(0,), ends=False, lives="steady"),
     "pacman": Plan(1, 2000, 5000, pokes=(0xCC, 0xCE, 0xD0)),
     "phoenix": Plan(1, 2000, 5000, pokes=(0xC7, 0xC8, 0xC9, 0xCC),
                     special=(0x80,)),
@@ -39,12 +39,12 @@ PLANS = {
     "pitfall2": Plan(2, 2000, 3000, pokes=(0xC7, 0xC8, 0xC9),
                      special=(0x19, 0x90, 0),
                      script=((0xC7, 0x19), (0xC8, 0x90)), scores=False,
-                     ends=False),
+                     ends=False, lives="steady"),
     "pong": Plan(1, 2000, 6000, pokes=(0x8D, 0x8E), special=(20, 21),
-                 has_lives=False),
+                 lives="none"),
     "pooyan": Plan(1, 2000, 5000, pokes=(0x88, 0x89, 0x8A)),
     "private_eye": Plan(1, 2000, 6000, pokes=(0xC8, 0xC9, 0xCA, 0xC2),
-                        special=(0, 1, 2), has_lives=False, ends=False),
+                        special=(0, 1, 2), lives="none", ends=False),
     # Q*bert's second game-over rule: the lives byte reads 2 after 0xFF.
     "qbert": Plan(1, 2000, 4000, pokes=(0xD9, 0xDA, 0xDB),
                   script=((0x88, 0xFF), (0x88, 0x02))),
@@ -57,42 +57,8 @@ PLANS = {
     "robotank": Plan(1, 2000, 12000, pokes=(0xB5, 0xB6)),
 }
 
-ONE_LIFE = ("miniature_golf", "othello", "pitfall2")
-"""Games whose lives() is ALE's default, 1 until the game is over, and
-that random play does not end within a test's frames. A `Plan` cannot say
-"reports lives, never loses one", so their recordings are checked against
-`_check_one_life_claims` instead of the harness's claims."""
-
-(test_rules_match_ale, _, _, _) = game_tests(
-    {game: plan for game, plan in PLANS.items() if game not in ONE_LIFE})
-(_, test_static_facts_match_ale, test_mode_shown_matches_ale,
- test_set_mode_protocol) = game_tests(PLANS)
-
-
-def _check_one_life_claims(trace: Trace, plan: Plan) -> None:
-    """A one-life recording: no plain game over, lives 1 until the end.
-
-    The pokes end a game (the scripted ones, where there is a script), and
-    lives() reads 0 there.
-    """
-    plain = ~trace.is_reset & ~trace.poked
-    assert not plan.ends and not trace.is_reset[1:][~trace.poked[1:]].any()
-    assert (trace.lives[plain] == 1).all()
-    assert (trace.reward[plain] != 0).any() == plan.scores
-    assert (trace.reward[trace.poked & ~trace.is_reset] != 0).any()
-    over = trace.terminal & trace.poked
-    assert over.any() and (trace.lives[over] == 0).all()
-    if plan.script:
-        assert over[np.flatnonzero(trace.poked)[len(plan.script) - 1]]
-
-
-@pytest.mark.parametrize("game", ONE_LIFE)
-def test_one_life_rules_match_ale(game: str,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The harness's frame-by-frame comparison, with one-life claims."""
-    monkeypatch.setattr(harness, "_check_plan_claims",
-                        _check_one_life_claims)
-    harness.check_rules_match_ale(game, PLANS[game])
+(test_rules_match_ale, test_static_facts_match_ale,
+ test_mode_shown_matches_ale, test_set_mode_protocol) = game_tests(PLANS)
 
 
 # setMode loops whose RAM test cannot be checked on ale-py's post-reset RAM

@@ -3,10 +3,9 @@
 Three kinds of game need more than `game_tests(PLANS)`:
 
 * Space War and Superman keep ALE's default lives (1, then 0 once over)
-  and random play never ends them, so no `Plan` can claim both "lives are
-  lost in play" and "lives are always 0". Their recordings are compared
-  by the harness as usual, with the plan claims replaced by
-  `_check_steady_lives_claims` (`STEADY_LIVES_PLANS`).
+  and random play never ends them (`lives="steady"`); Space War's mode
+  byte cannot be checked on post-reset RAM (below), so the two have no
+  mode_shown test (`STEADY_LIVES_PLANS`).
 * Space War and Turmoil poll a mode byte that the closing console reset
   changes again, so the post-reset RAM cannot show the mode: their
   `set_mode` is checked against ale-py's count of SELECT presses.
@@ -17,7 +16,6 @@ Three kinds of game need more than `game_tests(PLANS)`:
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from jaxatari import games
 from tests.games import harness
@@ -37,7 +35,7 @@ PLANS = {
                          special=(0, 0xA0)),
     "skiing": Plan(1, 2000, 5000, bias={0: 4.0},
                    pokes=(0xE8, 0xE9, 0xEA, 0x91), special=(0xFF,),
-                   has_lives=False),
+                   lives="none"),
     # Pushing the stick down loses a life early.
     "solaris": Plan(2, 3000, 3000, bias={5: 50.0},
                     pokes=(0xD9, 0xDC, 0xDD, 0xDE), special=(0, 0x13),
@@ -50,9 +48,9 @@ PLANS = {
     "surround": Plan(1, 2000, 5000, pokes=(0xF6, 0xF7),
                      special=(0x09, 0x10)),
     "tennis": Plan(1, 2000, 4000, pokes=(0xC5, 0xC6, 0xC7, 0xC8),
-                   special=(0, 5, 6, 7), has_lives=False, ends=False),
+                   special=(0, 5, 6, 7), lives="none", ends=False),
     "tetris": Plan(1, 2000, 5000, pokes=(0xF1, 0xF2, 0xF3),
-                   special=(0x80, 0x99), has_lives=False, scores=False),
+                   special=(0x80, 0x99), lives="none", scores=False),
     # The script fills the 64 cells (full board); random pokes of the
     # player's mark (8) into cells later give the player a win.
     "tic_tac_toe_3d": Plan(2, 2000, 5000,
@@ -74,57 +72,21 @@ PLANS = {
 
 STEADY_LIVES_PLANS = {
     "space_war": Plan(1, 2000, 2000, pokes=(0x80, 0xA7),
-                      special=(0, 0x09, 0x10), has_lives=False,
+                      special=(0, 0x09, 0x10), lives="steady",
                       scores=False, ends=False),
     # Clark Kent ($9F bit 6) in the room at 0xF2AC ends the game.
     "superman": Plan(1, 1000, 1000, pokes=(0x80, 0x81, 0x9F, 0xE2, 0xE3),
                      special=(0xAC, 0xF2, 0xC0),
                      script=((0x9F, 0xC0), (0x81, 0xF2), (0x80, 0xAC)),
-                     has_lives=False, scores=False, ends=False),
+                     lives="steady", scores=False, ends=False),
 }
 
 (test_rules_match_ale, test_static_facts_match_ale,
  test_mode_shown_matches_ale, test_set_mode_protocol) = game_tests(PLANS)
 
 
-def _check_steady_lives_claims(trace: harness.Trace, plan: Plan) -> None:
-    """What a recording of a steady-lives game must show.
-
-    Play never ends the game and lives read 1 throughout; the poke phase
-    ends games (lives 0) with a non-zero reward somewhere.
-    """
-    plain = ~trace.is_reset & ~trace.poked
-    assert not trace.is_reset[1:][~trace.poked[1:]].any()
-    assert (trace.lives[plain] == 1).all()
-    assert (trace.reward[plain] != 0).any() == plan.scores
-    poked = trace.poked & ~trace.is_reset
-    assert (trace.lives[poked & trace.terminal] == 0).all()
-    assert trace.terminal[poked].any(), "the pokes never ended the game"
-    assert (trace.reward[poked] != 0).any()
-    if plan.script:
-        first = np.flatnonzero(trace.poked)[len(plan.script) - 1]
-        assert trace.terminal[first], "the scripted pokes did not end it"
-
-
-@pytest.mark.parametrize("game", sorted(STEADY_LIVES_PLANS))
-def test_steady_lives_rules_match_ale(
-        game: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The harness's frame-by-frame comparison, with claims of their own."""
-    monkeypatch.setattr(harness, "_check_plan_claims",
-                        _check_steady_lives_claims)
-    harness.check_rules_match_ale(game, STEADY_LIVES_PLANS[game])
-
-
-@pytest.mark.parametrize("game", sorted(STEADY_LIVES_PLANS))
-def test_steady_lives_set_mode_protocol(game: str) -> None:
-    """The harness's set_mode checks (an unknown mode is refused)."""
-    harness.check_set_mode_protocol(game)
-
-
-@pytest.mark.parametrize("game", sorted(STEADY_LIVES_PLANS))
-def test_steady_lives_static_facts_match_ale(game: str) -> None:
-    """The harness's static checks."""
-    harness.check_static_facts(game)
+(test_steady_lives_rules_match_ale, test_steady_lives_static_facts_match_ale,
+ _, test_steady_lives_set_mode_protocol) = game_tests(STEADY_LIVES_PLANS)
 
 
 def test_sir_lancelot_starts_with_reset_then_left() -> None:

@@ -38,9 +38,10 @@ PLANS = {
     "video_checkers": Plan(1, 2000, 3000, pokes=CHECKERS_SQUARES,
                            special=(0, 0x10, 0x20, 0x90, 0xA0),
                            script=tuple((a, 0x10) for a in CHECKERS_SQUARES),
-                           scores=False, ends=False),
+                           scores=False, ends=False, lives="steady"),
     "video_chess": Plan(1, 2000, 3000, pokes=(0xE1, 0xEE),
-                        special=(0, 1, 3, 0x82), scores=False, ends=False),
+                        special=(0, 1, 3, 0x82), scores=False, ends=False,
+                        lives="steady"),
     # One face done (+1) and undone (-1), then the whole cube solved. No
     # timer pokes: ALE's cloneState does not keep the timer its rule
     # remembers, so the harness's replays of a timeout would differ (see
@@ -48,7 +49,7 @@ PLANS = {
     "video_cube": Plan(1, 2000, 3000, pokes=CUBE_FACES,
                        special=(0, 1, 2, 3, 4, 5),
                        script=CUBE_SOLVED[:9] + ((0xA0, 5),) + CUBE_SOLVED,
-                       scores=False, ends=False),
+                       scores=False, ends=False, lives="steady"),
     "video_pinball": Plan(1, 2000, 6000,
                           pokes=(0xB0, 0xB2, 0xB4, 0xAF, 0x99, 0xA8),
                           special=(0, 1)),
@@ -66,38 +67,8 @@ PLANS = {
                    special=(0, 8), scores=False),
 }
 
-ENDLESS = ("video_checkers", "video_chess", "video_cube")
-"""Games whose `lives()` is 1 until the game is over (ALE's base rule) and
-that random play never ends: their lives never drop in plain play, which
-the harness's has_lives claim cannot express either way."""
-
-(_, test_static_facts_match_ale, test_mode_shown_matches_ale,
- test_set_mode_protocol) = game_tests(PLANS)
-
-
-def _endless_claims(trace: harness.Trace, plan: Plan) -> None:
-    """The plan's claims for an `ENDLESS` game.
-
-    Plain play never ends and reports 1 life throughout; the poke phase
-    ends games (lives 0) and gives rewards, the script's last poke too.
-    """
-    plain = ~trace.is_reset & ~trace.poked
-    assert not plan.ends and not trace.terminal[plain].any()
-    assert (trace.lives[plain] == 1).all()
-    assert (trace.reward[plain] != 0).any() == plan.scores
-    assert (trace.lives[trace.poked] == 0).any()
-    assert (trace.reward[trace.poked & ~trace.is_reset] != 0).any()
-    if plan.script:
-        first = np.flatnonzero(trace.poked)[len(plan.script) - 1]
-        assert trace.terminal[first]
-
-
-@pytest.mark.parametrize("game", sorted(PLANS))
-def test_rules_match_ale(game: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The harness's check; `ENDLESS` games with their own claims."""
-    if game in ENDLESS:
-        monkeypatch.setattr(harness, "_check_plan_claims", _endless_claims)
-    harness.check_rules_match_ale(game, PLANS[game])
+(test_rules_match_ale, test_static_facts_match_ale,
+ test_mode_shown_matches_ale, test_set_mode_protocol) = game_tests(PLANS)
 
 
 # ---------------------------------------------------------------------------
