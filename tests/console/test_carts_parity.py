@@ -23,7 +23,7 @@ from jaxatari import environment, lockstep, parity
 pytest.importorskip("ale_py")
 
 GAMES = ("elevator_action", "darkchambers", "klax", "pitfall2")
-STEPS, RESET_AT, SEED = 60, 30, 3
+STEPS, RESET_AT, SEED = 40, 20, 3
 TRUE = 0xFAB1FAB2   # Stella's serialized `true`
 
 
