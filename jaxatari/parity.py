@@ -82,15 +82,37 @@ def _save_screens(out: pathlib.Path, name: str, ours: np.ndarray,
     _png(out / f"{name}.png", image)
 
 
+def boot_both(handle: lockstep.Handle, game: str, seed: int):
+    """ale-py after `loadROM()`, and the handle's console booted the same
+    way (loadROM's closing reset included): the start of a parity run."""
+    ale = make_ale(game, seed)
+    environment.load_rom(handle)
+    environment.reset_game(handle.rules, handle.env.mode, handle, 0)
+    return ale
+
+
+def reset_both(ale, handle: lockstep.Handle, resets: int) -> None:
+    """`reset_game()` in both, the handle's being its `resets`-th."""
+    ale.reset_game()
+    environment.reset_game(handle.rules, handle.env.mode, handle, resets)
+
+
+def act_both(ale, handle: lockstep.Handle, action: int
+             ) -> tuple[tuple[int, bool], tuple[int, bool]]:
+    """One frame of `action` in both: ((reward, game over) of ALE's,
+    jaxatari's)."""
+    theirs = (int(ale.act(action)), bool(ale.game_over()))
+    handle.frames(action, 0, 1)
+    return theirs, (handle.reward, handle.terminal)
+
+
 def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
             progress: int):
     """The parity run of one (game, seed), as a `lockstep` script."""
 
     def script(handle: lockstep.Handle) -> dict:
         started = time.perf_counter()
-        ale = make_ale(game, seed)
-        environment.load_rom(handle)
-        environment.reset_game(handle.rules, handle.env.mode, handle, 0)
+        ale = boot_both(handle, game, seed)
         rng = np.random.RandomState(seed)
         actions = handle.rules.minimal_actions
         result = {"game": game, "seed": seed, "steps": steps,
@@ -117,16 +139,12 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
                                   "identical_through": step}),
                       file=sys.stderr, flush=True)
             if theirs[1]:
-                ale.reset_game()
                 result["resets"] += 1
-                environment.reset_game(handle.rules, handle.env.mode, handle,
-                                       result["resets"])
+                reset_both(ale, handle, result["resets"])
                 ours = theirs = (0, False)
                 continue
             action = int(actions[rng.randint(len(actions))])
-            theirs = (int(ale.act(action)), bool(ale.game_over()))
-            handle.frames(action, 0, 1)
-            ours = (handle.reward, handle.terminal)
+            theirs, ours = act_both(ale, handle, action)
         result["seconds"] = round(time.perf_counter() - started, 1)
         return result
 

@@ -59,9 +59,7 @@ def _our_chips(group: lockstep.Lockstep, index: int) -> dict:
 def _script(group: lockstep.Lockstep, index: int):
     def script(handle: lockstep.Handle) -> dict:
         game = handle.rules.rom_id
-        ale = parity.make_ale(game, SEED)
-        environment.load_rom(handle)
-        environment.reset_game(handle.rules, handle.env.mode, handle, 0)
+        ale = parity.boot_both(handle, game, SEED)
         rng = np.random.RandomState(SEED)
         actions = handle.rules.minimal_actions
         resets = 0
@@ -78,16 +76,12 @@ def _script(group: lockstep.Lockstep, index: int):
             if step == STEPS:
                 break
             if step == RESET_AT or ale.game_over():
-                ale.reset_game()
                 resets += 1
-                environment.reset_game(handle.rules, handle.env.mode,
-                                       handle, resets)
+                parity.reset_both(ale, handle, resets)
                 ours = theirs = (0, False)
                 continue
             action = int(actions[rng.randint(len(actions))])
-            theirs = (int(ale.act(action)), bool(ale.game_over()))
-            handle.frames(action, 0, 1)
-            ours = (handle.reward, handle.terminal)
+            theirs, ours = parity.act_both(ale, handle, action)
         return {"game": game, "resets": resets}
     return script
 
