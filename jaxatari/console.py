@@ -63,6 +63,14 @@ rows by the row writes' own enable. The inner loop over an instruction's
 logged TIA writes is predicated on the batch the same way. A batch thus
 costs as many iterations as its longest frame, and each iteration is plain
 elementwise work over the batch.
+
+A TIA write is the costly part of an instruction (a draw: collisions and
+up to four rows of pixels), and only about a fifth of a batch writes at
+any one instruction. A batch of 8 or more that mixes games therefore
+gathers the writing consoles, at most 3/8 of the batch at a time, draws
+for those only, and scatters their registers and screen rows back
+(`_write_compacted`). Consoles of one game (one board for all) mostly
+write in step, so they draw for all as before.
 """
 from __future__ import annotations
 
@@ -81,6 +89,7 @@ INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 SYSTEM_SEED = 4753849
 MAX_TIA_WRITES = 3
+COMPACT_MIN_BATCH = 8    # `compacted_size`: smaller batches draw all
 
 
 class Features(NamedTuple):
@@ -462,18 +471,20 @@ def _per_console(batched):
     return over
 
 
-def _apply_tia_writes(board, inputs, render, state, running, over, anywhere):
+def _apply_tia_writes(state: Console, running: jax.Array, write_each,
+                      anywhere):
     """Apply every running console's logged TIA writes, in order.
 
-    The loop's predicate is over the whole batch (`anywhere`), so a batch
-    loops as long as its busiest console and no carry is selected.
+    `write_each(state, k, waited, on)` applies write `k` of the consoles
+    `on` (`_write_logged`, per console or compacted). The loop's predicate
+    is over the whole batch (`anywhere`), so a batch loops as long as its
+    busiest console and no carry is selected.
     """
     count = jnp.where(running, jnp.minimum(state.log_count, MAX_TIA_WRITES), 0)
 
     def body(carry):
         k, state, waited, stop = carry
-        state, waited, ends = over(_write_logged)(
-            board, inputs, render, state, k, waited, k < count)
+        state, waited, ends = write_each(state, k, waited, k < count)
         return k + 1, state, waited, stop | ends
 
     k0 = jnp.zeros_like(count)
@@ -481,6 +492,81 @@ def _apply_tia_writes(board, inputs, render, state, running, over, anywhere):
         lambda c: anywhere(c[0] < count), body,
         (k0, state, k0, jnp.zeros_like(running)))
     return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
+
+
+def _compacts(batched, pc: jax.Array) -> bool:
+    """Whether a batch draws its TIA writes compacted: a batch of 8 or
+    more that mixes games (a batched board). Consoles sharing one game's
+    board mostly write in step, so gathering them would cost passes."""
+    return (batched is not None and batched[0].cart.image == 0
+            and bool(compacted_size(pc.shape[0])))
+
+
+def compacted_size(batch: int) -> int:
+    """How many consoles of a batch `_write_compacted` draws at once, or 0
+    to draw them all (small batches, where gathering costs more)."""
+    if batch < COMPACT_MIN_BATCH:
+        return 0
+    return -(-batch * 3 // 8)
+
+
+def _write_compacted(board: Board, board_axes, render, state: Console,
+                     k: jax.Array, waited: jax.Array, on: jax.Array):
+    """`_write_logged` for a batch, drawn only for the consoles `on`.
+
+    About a fifth of a batch of different games writes the TIA at an
+    instruction, yet a vmapped write draws (pixels and collisions) for
+    every console. Here up to `compacted_size` writing consoles are
+    gathered, drawn and scattered back, as often as it takes (usually
+    once); their rows go into the batch's screens by index
+    (`tia.write_rows`).
+    """
+    size = on.shape[0]
+    chunk = compacted_size(size)
+    rows = state.tia.screen.shape[-2]
+    names = sorted(state.tia.regs)
+
+    def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
+        address, value, cycle, last_read = (entry[i] for i in range(4))
+        drawn, wait, ends, writes = tia.write_registers(
+            tia.TIAState(regs=regs, screen=None, written=None), address,
+            value, cycle + waited_k, last_read != 0, ystart, blanks, render,
+            valid, rows)
+        return drawn.regs, wait, ends, writes
+
+    def gathered(carry):
+        state, waited, ends, todo = carry
+        index = jnp.nonzero(todo, size=chunk, fill_value=size)[0]
+        take = lambda x: x.at[index].get(mode="clip")
+        per_board = lambda x, axis: take(x) if axis == 0 else (
+            jnp.broadcast_to(x, (chunk,) + jnp.shape(x)))
+        packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
+        regs, wait, end, writes = jax.vmap(write_one)(
+            dict(zip(names, take(packed).T)),
+            take(state.log[jnp.arange(size), k]),
+            take(state.cpu.cycles), take(waited),
+            per_board(board.ystart, board_axes.ystart),
+            per_board(board.hmove_blanks, board_axes.hmove_blanks),
+            index < size)
+        packed = packed.at[index].set(
+            jnp.stack([regs[n] for n in names], axis=1), mode="drop")
+        screen, written = jax.lax.cond(
+            render, lambda sw: tia.write_rows(*sw, index, writes),
+            lambda sw: sw, (state.tia.screen, state.tia.written))
+        machine_tia = tia.TIAState(
+            regs={n: packed[:, i] for i, n in enumerate(names)},
+            screen=screen, written=written)
+        cpu = state.cpu.replace(
+            cycles=state.cpu.cycles.at[index].add(wait, mode="drop"))
+        return (state.replace(tia=machine_tia, cpu=cpu),
+                waited.at[index].add(wait, mode="drop"),
+                ends | jnp.zeros_like(ends).at[index].set(end, mode="drop"),
+                todo.at[index].set(False, mode="drop"))
+
+    state, waited, ends, _ = jax.lax.while_loop(
+        lambda c: jnp.any(c[3]), gathered,
+        (state, waited, jnp.zeros_like(on), on))
+    return state, waited, ends
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
@@ -523,6 +609,11 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
 
     execute = functools.partial(
         _execute, axis_name=None if batched is None else BATCH_AXIS)
+    write_each = lambda state, k, waited, on: over(_write_logged)(
+        board, inputs, render, state, k, waited, on)
+    if _compacts(batched, state.cpu.pc):
+        write_each = functools.partial(_write_compacted, board, batched[0],
+                                       render)
 
     def body(carry):
         count, state, running, stop = carry
@@ -530,8 +621,7 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
             state = _cosmic_lines(board, inputs, render, state, running,
                                   over, anywhere)
         state = over(execute)(board, inputs, render, state, running)
-        state, ends = _apply_tia_writes(board, inputs, render, state,
-                                        running, over, anywhere)
+        state, ends = _apply_tia_writes(state, running, write_each, anywhere)
         stop = stop | ends
         running = running & ~ends & ~state.cpu.jammed & (
             count + 1 < INSTRUCTIONS_PER_UPDATE)

@@ -73,6 +73,8 @@ Not emulated: audio.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -461,20 +463,67 @@ def _segment(tia: TIAState, start, end):
     return drawn_from - HBLANK, end - HBLANK, blank, clears
 
 
-def _write_row(screen, written, buffer, row, pixels, x0, x1, blank, on):
-    """Write pixels [x0, x1) of `row` if `on` (first 8 black if `blank`).
+class RowWrites(NamedTuple):
+    """The screen rows one draw writes: up to four rows of one buffer.
+
+    `row` is the buffer's row count (out of range: dropped) where a row is
+    not written; `mask` says which of its pixels take `pixels`.
+    """
+    buffer: jax.Array   # int32
+    row: jax.Array      # int32[4]
+    pixels: jax.Array   # uint8[4, 160]
+    mask: jax.Array     # bool[4, 160]
+
+
+def _row_write(rows: int, row, pixels, x0, x1, blank, on):
+    """Pixels [x0, x1) of `row` if `on` (the first 8 black if `blank`).
 
     Rows past the buffer's (Stella's has 300) are dropped.
     """
-    rows = screen.shape[-2]
     x = jnp.arange(WIDTH)
     pixels = jnp.where(blank & (x < 8), jnp.uint8(0), pixels)
     on = on & (row >= 0) & (row < rows) & (x1 > x0)
-    row = jnp.clip(row, 0, rows - 1)
-    old = screen[buffer, row]
-    new = jnp.where(on & (x >= x0) & (x < x1), pixels, old)
-    return (screen.at[buffer, row].set(new),
-            written.at[row].set(written[row] | on))
+    return (jnp.where(on, row, rows), pixels,
+            on & (x >= x0) & (x < x1))
+
+
+def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
+               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
+    """Apply the row writes of consoles `index` of a batch of screens.
+
+    Args:
+        screen: uint8[B, 2, rows, 160], the batch's screens.
+        written: bool[B, rows], the rows drawn this frame.
+        index: int32[K], the console of each of the K writes; indices out
+            of range are dropped.
+        writes: the K consoles' `RowWrites` (a leading axis of K).
+
+    Returns:
+        The new `screen` and `written`. The rows one draw writes are
+        distinct, so the four scatter in any order.
+    """
+    console = index[:, None]
+    buffer = writes.buffer[:, None]
+    old = screen.at[console, buffer, writes.row].get(mode="fill",
+                                                     fill_value=0)
+    new = jnp.where(writes.mask, writes.pixels, old)
+    return (screen.at[console, buffer, writes.row].set(new, mode="drop"),
+            written.at[console, writes.row].set(True, mode="drop"))
+
+
+def _write_own_rows(tia: TIAState, writes: RowWrites,
+                    render: bool | jax.Array) -> TIAState:
+    """`write_rows` on this console's own screen, if `render`."""
+    def apply(screen_written):
+        screen, written = write_rows(
+            screen_written[0][None], screen_written[1][None],
+            jnp.zeros((1,), jnp.int32), jax.tree.map(lambda x: x[None],
+                                                     writes))
+        return screen[0], written[0]
+
+    screen, written = jax.lax.cond(render, apply, lambda sw: sw,
+                                   (tia.screen, tia.written))
+    return tia.replace(screen=screen, written=written)
 
 
 def _line_start_masks(tia: TIAState) -> TIAState:
@@ -552,6 +601,17 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     Returns:
         The TIA state drawn up to `clock`.
     """
+    drawn, writes = draw(tia, clock, ystart, render, enabled)
+    return _write_own_rows(drawn, writes, render)
+
+
+def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
+         render: bool | jax.Array, enabled: bool | jax.Array = True,
+         rows: int | None = None) -> tuple[TIAState, RowWrites]:
+    """`update` without touching the screen: the registers drawn up to
+    `clock`, and the rows to write (`write_rows`). `rows` is the screen
+    buffer's row count (default: `tia.screen`'s, which is otherwise
+    unused, so a batch can draw a gathered part of its consoles)."""
     start = tia.frame_start + LINE * ystart
     stop = start + LINE * display_height(tia)
     target = jnp.minimum(clock, stop)
@@ -585,28 +645,34 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     hmove_blank = jnp.where(crosses, blank_after_a & ~clears_b,
                             blank_after_a)
 
+    rows = tia.screen.shape[-2] if rows is None else rows
     origin_row = (tia.last_update - tia.row_origin) // LINE
     last_px = jnp.clip(last_len - HBLANK, 0, WIDTH)
 
-    def draw(screen_written):
-        screen, written = screen_written
+    def pixels(_):
         black = jnp.zeros((WIDTH,), jnp.uint8)
         line_a = jnp.where(visible, _line_pixels(tia, now), black)
         line_b = jnp.where(visible, _line_pixels(nxt, later), black)
         last_row = origin_row + 1 + full_lines
-        for r, pixels, x0, x1, blank, on in (
-                (origin_row, line_a, a0, a1, blank_a, active),
-                (origin_row + 1, line_b, b0, b1, blank_b, active & crosses),
-                (origin_row + 2, line_b, 0, WIDTH, False,
-                 active & crosses & (full_lines >= 2)),
-                (last_row, line_b, 0, last_px, False,
-                 active & crosses & (full_lines >= 1))):
-            screen, written = _write_row(screen, written, tia.buffer, r,
-                                         pixels, x0, x1, blank, on)
-        return screen, written
+        writes = [_row_write(rows, r, pixels, x0, x1, blank, on)
+                  for r, pixels, x0, x1, blank, on in (
+                      (origin_row, line_a, a0, a1, blank_a, active),
+                      (origin_row + 1, line_b, b0, b1, blank_b,
+                       active & crosses),
+                      (origin_row + 2, line_b, 0, WIDTH, False,
+                       active & crosses & (full_lines >= 2)),
+                      (last_row, line_b, 0, last_px, False,
+                       active & crosses & (full_lines >= 1)))]
+        return tuple(jnp.stack(part) for part in zip(*writes))
 
-    screen, written = jax.lax.cond(render, draw, lambda sw: sw,
-                                   (tia.screen, tia.written))
+    def nothing(_):
+        return (jnp.full((4,), rows, jnp.int32),
+                jnp.zeros((4, WIDTH), jnp.uint8),
+                jnp.zeros((4, WIDTH), bool))
+
+    row, row_pixels, mask = jax.lax.cond(render, pixels, nothing, None)
+    writes = RowWrites(buffer=tia.buffer, row=row, pixels=row_pixels,
+                       mask=mask)
     new_to_end = jnp.where(crosses, LINE - last_len, tia.to_end - first_len)
     base = {k: jnp.where(crosses, nxt.regs[k], tia.regs[k]) for k in tia.regs}
     drawn = TIAState(regs=base, screen=tia.screen, written=tia.written).set(
@@ -618,7 +684,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
                          for k in ("cosmic_count", "posm0", "m0_mask")})
     regs = jax.tree.map(lambda a, b: jnp.where(active, a, b), drawn.regs,
                         tia.regs)
-    return TIAState(regs=regs, screen=screen, written=written)
+    return tia.replace(regs=regs), writes
 
 
 # --------------------------------------------------------------------------
@@ -789,6 +855,22 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
           ) -> tuple[TIAState, jax.Array, jax.Array]:
     """A CPU write to the TIA (Stella's `TIA::poke`).
 
+    `write_registers`, then its rows written to the screen.
+    """
+    tia_after, wait, ends, writes = write_registers(
+        tia, address, value, cycle, last_access_was_read, ystart,
+        allow_hmove_blanks, render, enabled)
+    return _write_own_rows(tia_after, writes, render), wait, ends
+
+
+def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
+                    cycle: jax.Array, last_access_was_read: jax.Array,
+                    ystart: jax.Array, allow_hmove_blanks: jax.Array,
+                    render: bool | jax.Array, enabled: bool | jax.Array = True,
+                    rows: int | None = None
+                    ) -> tuple[TIAState, jax.Array, jax.Array, RowWrites]:
+    """A CPU write to the TIA, the screen left alone (see `draw`).
+
     Args:
         tia: the TIA state.
         address: the CPU address (the register is `address & 0x3F`).
@@ -800,10 +882,12 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
         allow_hmove_blanks: the game's HMOVE-blank property.
         render: whether pixels are computed this frame.
         enabled: if false, nothing changes (a masked console in a batch).
+        rows: the screen buffer's rows (default: `tia.screen`'s).
 
     Returns:
-        The new state, the CPU cycles WSYNC adds, and whether this write ends
-        the frame (VSYNC off, or past the 290-scanline limit, 342 on PAL).
+        The new state (its screen untouched), the CPU cycles WSYNC adds,
+        whether this write ends the frame (VSYNC off, or past the
+        290-scanline limit, 342 on PAL), and the rows its draw writes.
     """
     reg = address & 0x3F
     clock = cycle * 3
@@ -817,8 +901,8 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
         moved, early = _reset_player(dict(tia.regs), p, x)
         moved_players.update({k: moved[k] for k in (f"posp{p}", f"skip_p{p}")})
         ahead = ahead | ((reg == r) & early)
-    tia = update(tia, jnp.where(ahead, clock + 11, clock + delay), ystart,
-                 render, enabled)
+    tia, writes = draw(tia, jnp.where(ahead, clock + 11, clock + delay),
+                       ystart, render, enabled, rows)
     limit = jnp.where(tia.pal != 0, PAL_MAX_SCANLINES, MAX_SCANLINES)
     too_long = (clock - tia.frame_start) // LINE > limit
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
@@ -830,7 +914,7 @@ def write(tia: TIAState, address: jax.Array, value: jax.Array,
     line_cycle = (cycle - _c_div(tia.frame_start, 3)) % 76
     wait = jnp.where(enabled & (reg == WSYNC) & last_access_was_read
                      & (line_cycle > 0), 76 - line_cycle, 0)
-    return tia, wait, enabled & (too_long | vsync_end)
+    return tia, wait, enabled & (too_long | vsync_end), writes
 
 
 def read(tia: TIAState, address: jax.Array, cycle: jax.Array,
@@ -877,7 +961,7 @@ def collide(tia: TIAState, clock: jax.Array, ystart: jax.Array) -> TIAState:
     latches only accumulate, so the draw the next write makes from the
     frontier sets the same bits again.
     """
-    return tia.set(collision=update(tia, clock, ystart, False).collision)
+    return tia.set(collision=draw(tia, clock, ystart, False)[0].collision)
 
 
 def note_read(tia: TIAState, clock: jax.Array, on: jax.Array) -> TIAState:

@@ -60,19 +60,29 @@ def _assert_equal(batched, alone, index):
                                       np.asarray(theirs))
 
 
-def test_batch_of_games_equals_each_alone(consoles):
+@pytest.mark.parametrize("copies", [1, 2])
+def test_batch_of_games_equals_each_alone(consoles, copies):
+    """4 consoles draw each write for all; 8 gather the writing ones
+    (`console.compacted_size`)."""
     boards, inputs, alone = consoles
+    assert bool(console.compacted_size(len(boards) * copies)) == (copies > 1)
     lengths = {int(states[0].cpu.cycles) for states in alone}
     assert len(lengths) > 1, "the first frames should differ in length"
-    out = jax.jit(jax.vmap(_run))(_stack(boards), _stack(inputs))
-    for k, single in enumerate(alone):
+    out = jax.jit(jax.vmap(_run))(_stack(boards * copies),
+                                  _stack(inputs * copies))
+    for k, single in enumerate(alone * copies):
         _assert_equal(out, single, k)
 
 
-def test_vmap_of_vmap_equals_each_alone(consoles):
+@pytest.mark.parametrize("copies", [1, 4])
+def test_vmap_of_vmap_equals_each_alone(consoles, copies):
+    """A population of 2 batches of 2 (every write drawn for all) or of 8
+    (compacted writes)."""
     boards, inputs, alone = consoles
-    grid = lambda xs: jax.tree.map(lambda x: x.reshape((2, 2) + x.shape[1:]),
-                                   _stack(xs))
-    out = jax.jit(jax.vmap(jax.vmap(_run)))(grid(boards), grid(inputs))
-    for k, single in enumerate(alone):
-        _assert_equal(out, single, (k // 2, k % 2))
+    inner = len(boards) * copies // 2
+    grid = lambda xs: jax.tree.map(
+        lambda x: x.reshape((2, inner) + x.shape[1:]), _stack(xs))
+    out = jax.jit(jax.vmap(jax.vmap(_run)))(grid(boards * copies),
+                                            grid(inputs * copies))
+    for k, single in enumerate(alone * copies):
+        _assert_equal(out, single, (k // inner, k % inner))
