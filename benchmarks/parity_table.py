@@ -12,6 +12,15 @@ every N-th (game, seed) pair only, so N processes can share the work (on a
 2-core CPU two single-device processes beat one batch over two devices);
 `--from-jsonl` renders a table from saved results (several processes, or
 runs made on another machine).
+
+    python benchmarks/parity_table.py --games atari57 --checkpoints DIR
+    python benchmarks/parity_table.py --from-jsonl ... --from-checkpoints DIR
+        --write PARITY.md
+
+With `--checkpoints`, every run saves its progress there each `--every`
+frames and a run started again resumes from it (`parity.Checkpoints`), so
+the 10,000-frame bar can be reached over several sittings;
+`--from-checkpoints` lists the runs there, ended or so far.
 """
 
 from __future__ import annotations
@@ -111,6 +120,28 @@ def summary(results: list[dict], order: list[str]) -> str:
             "Runs at different commits are marked with theirs.\n\n")
 
 
+def _commit() -> str:
+    """The commit the runs are made at (`-dirty` if the tree differs)."""
+    return subprocess.run(
+        ["git", "describe", "--always", "--dirty"], capture_output=True,
+        text=True, check=False).stdout.strip()
+
+
+def _saved_results(jsonl: list[pathlib.Path] | None,
+                   checkpoints: list[pathlib.Path] | None) -> list[dict]:
+    """Results saved by earlier runs, one per (game, seed) (the longest,
+    or a divergence): JSON lines, and checkpoint directories' runs, ended
+    or in progress."""
+    results = [json.loads(line) for path in jsonl or []
+               for line in path.read_text().splitlines() if line.strip()]
+    for directory in checkpoints or []:
+        results += parity.checkpoint_results(directory)
+    for result in results:
+        if "commits" in result:
+            result["commit"] = "+".join(result["commits"])
+    return parity.latest_per_run(results)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", nargs="+", default=["all"])
@@ -119,6 +150,15 @@ def main() -> None:
     parser.add_argument("--jsonl", type=pathlib.Path, default=None)
     parser.add_argument("--from-jsonl", type=pathlib.Path, nargs="+",
                         default=None)
+    parser.add_argument("--from-checkpoints", type=pathlib.Path, nargs="+",
+                        default=None, help=(
+                            "render runs saved in these --checkpoints "
+                            "directories, ended or in progress"))
+    parser.add_argument("--checkpoints", type=pathlib.Path, default=None,
+                        help=("save each run's progress here, and resume "
+                              "from it (parity.Checkpoints)"))
+    parser.add_argument("--every", type=int, default=500,
+                        help="frames between a run's checkpoints")
     parser.add_argument("--machine", default=platform.node())
     parser.add_argument("--progress", type=int, default=0,
                         help="report every N identical steps on stderr")
@@ -127,25 +167,29 @@ def main() -> None:
         "K/N: run only every N-th (game, seed) pair from the K-th, to split "
         "the work over N processes (merge their --jsonl with --from-jsonl)"))
     args = parser.parse_args()
-    if args.from_jsonl and args.part != "1/1":
-        parser.error("--part splits a run; --from-jsonl only renders")
-    if args.from_jsonl:
-        results = [json.loads(line) for path in args.from_jsonl
-                   for line in path.read_text().splitlines() if line.strip()]
-        command = ("python benchmarks/parity_table.py --from-jsonl "
-                   + " ".join(str(path) for path in args.from_jsonl))
+    rendering = args.from_jsonl or args.from_checkpoints
+    if rendering and args.part != "1/1":
+        parser.error("--part splits a run; --from-* only renders")
+    if rendering:
+        results = _saved_results(args.from_jsonl, args.from_checkpoints)
+        command = "python benchmarks/parity_table.py" + "".join(
+            f" --{flag} " + " ".join(str(path) for path in paths)
+            for flag, paths in (("from-jsonl", args.from_jsonl),
+                                ("from-checkpoints", args.from_checkpoints))
+            if paths)
     else:
         _config.enable_compilation_cache()
         runs = [(game, seed) for game in parity.expand_games(args.games)
                 for seed in args.seeds]
         part, parts = (int(x) for x in args.part.split("/"))
         runs = runs[part - 1::parts]
-        results = parity.run_many(runs, args.steps, progress=args.progress)
-        commit = subprocess.run(
-            ["git", "describe", "--always", "--dirty"], capture_output=True,
-            text=True, check=False).stdout.strip()
+        commit = _commit()
+        checkpoints = args.checkpoints and parity.Checkpoints(
+            args.checkpoints, args.every, commit)
+        results = parity.run_many(runs, args.steps, progress=args.progress,
+                                  checkpoints=checkpoints)
         for result in results:
-            result["commit"] = commit
+            result["commit"] = "+".join(result.get("commits", [commit]))
         command = (f"python benchmarks/parity_table.py --steps {args.steps}"
                    f" --seeds {' '.join(map(str, args.seeds))}")
     lines = "".join(json.dumps(r) + "\n" for r in results)

@@ -22,9 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import pickle
 import sys
 import time
 import zlib
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -106,64 +108,189 @@ def act_both(ale, handle: lockstep.Handle, action: int
     return theirs, (handle.reward, handle.terminal)
 
 
+class Checkpoints(NamedTuple):
+    """Where long runs save their progress, and how often.
+
+    Each (game, seed) run saves a snapshot of both sides every `every`
+    compared frames (`GAME_seedS.pkl`: our console's whole state, ALE's
+    being replayed from its seed, which is cheap), and its result when it
+    ends (`GAME_seedS.json`). A run started again resumes from its
+    snapshot, and a finished one returns its result. `commit` names the
+    code a segment ran at; a result lists every segment's.
+    """
+    directory: pathlib.Path
+    every: int = 500
+    commit: str = ""
+
+    def path(self, game: str, seed: int, suffix: str) -> pathlib.Path:
+        return self.directory / f"{game}_seed{seed}{suffix}"
+
+    def save(self, game: str, seed: int, suffix: str, data: Any) -> None:
+        """Write a snapshot (.pkl) or a result (.json), atomically."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        final = self.path(game, seed, suffix)
+        partial = final.with_name(final.name + ".partial")
+        partial.write_bytes(json.dumps(data).encode() if suffix == ".json"
+                            else pickle.dumps(data))
+        partial.replace(final)
+
+    def load(self, game: str, seed: int, suffix: str) -> Any:
+        """A saved snapshot or result, or None."""
+        final = self.path(game, seed, suffix)
+        if not final.exists():
+            return None
+        data = final.read_bytes()
+        return json.loads(data) if suffix == ".json" else pickle.loads(data)
+
+
+def _finished(checkpoints: Checkpoints | None, game: str, seed: int,
+              steps: int) -> dict | None:
+    """A saved result that answers a run of `steps` frames, if any."""
+    result = checkpoints and checkpoints.load(game, seed, ".json")
+    if result and (result["first_divergence"] is not None
+                   or result["steps"] >= steps):
+        return result
+    return None
+
+
+def _act_ale(ale, action: int) -> tuple[int, bool]:
+    """One frame of `action` in ALE alone (replaying to a snapshot)."""
+    return int(ale.act(action)), bool(ale.game_over())
+
+
 def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
-            progress: int):
+            progress: int, checkpoints: Checkpoints | None = None):
     """The parity run of one (game, seed), as a `lockstep` script."""
 
     def script(handle: lockstep.Handle) -> dict:
+        done = _finished(checkpoints, game, seed, steps)
+        if done:
+            return done
         started = time.perf_counter()
-        ale = boot_both(handle, game, seed)
+        saved = checkpoints and checkpoints.load(game, seed, ".pkl")
+        start = saved["step"] if saved else 0
+        ale = make_ale(game, seed) if saved else boot_both(handle, game, seed)
         rng = np.random.RandomState(seed)
         actions = handle.rules.minimal_actions
         result = {"game": game, "seed": seed, "steps": steps,
                   "first_divergence": None, "resets": 0}
         ours = theirs = (0, False)
         for step in range(steps + 1):
-            diff = compare(
-                {"ram": handle.ram()[:128], "screen": handle.screen(),
-                 "reward": ours[0], "game_over": ours[1],
-                 "lives": handle.lives},
-                {"ram": ale.getRAM(), "screen": ale.getScreen(),
-                 "reward": theirs[0], "game_over": theirs[1],
-                 "lives": ale.lives()})
-            if _diverged(diff):
-                result.update(first_divergence=step, **diff)
-                if out is not None:
-                    _save_screens(out, f"{game}_seed{seed}_step{step}",
-                                  handle.screen(), ale.getScreen())
-                break
+            live = step >= start   # our side is emulated from `start` on
+            if saved and step == start:
+                handle.restore(saved["console"])
+                ours = (handle.reward, handle.terminal)
+            if live:
+                diff = compare(
+                    {"ram": handle.ram()[:128], "screen": handle.screen(),
+                     "reward": ours[0], "game_over": ours[1],
+                     "lives": handle.lives},
+                    {"ram": ale.getRAM(), "screen": ale.getScreen(),
+                     "reward": theirs[0], "game_over": theirs[1],
+                     "lives": ale.lives()})
+                if _diverged(diff):
+                    result.update(first_divergence=step, **diff)
+                    if out is not None:
+                        _save_screens(out, f"{game}_seed{seed}_step{step}",
+                                      handle.screen(), ale.getScreen())
+                    break
+                if checkpoints and step > start and (
+                        step % checkpoints.every == 0 or step == steps):
+                    checkpoints.save(game, seed, ".pkl", {
+                        "step": step, "resets": result["resets"],
+                        "console": handle.snapshot(),
+                        "seconds": (saved["seconds"] if saved else 0)
+                        + time.perf_counter() - started,
+                        "commits": _commits(saved, checkpoints)})
             if step == steps:
                 break
-            if progress and step and step % progress == 0:
+            if live and progress and step and step % progress == 0:
                 print(json.dumps({"game": game, "seed": seed,
                                   "identical_through": step}),
                       file=sys.stderr, flush=True)
             if theirs[1]:
                 result["resets"] += 1
-                reset_both(ale, handle, result["resets"])
+                if live:
+                    reset_both(ale, handle, result["resets"])
+                else:
+                    ale.reset_game()
                 ours = theirs = (0, False)
                 continue
             action = int(actions[rng.randint(len(actions))])
-            theirs, ours = act_both(ale, handle, action)
-        result["seconds"] = round(time.perf_counter() - started, 1)
+            if live:
+                theirs, ours = act_both(ale, handle, action)
+            else:
+                theirs = _act_ale(ale, action)
+        result["seconds"] = round((saved["seconds"] if saved else 0)
+                                  + time.perf_counter() - started, 1)
+        if checkpoints:
+            result["commits"] = _commits(saved, checkpoints)
+            checkpoints.save(game, seed, ".json", result)
         return result
 
     return script
 
 
+def _commits(saved: dict | None, checkpoints: Checkpoints) -> list[str]:
+    """The commits of a run's segments so far, this one's last."""
+    earlier = saved["commits"] if saved else []
+    return list(dict.fromkeys(earlier + [checkpoints.commit]))
+
+
 def run_many(runs: list[tuple[str, int]], steps: int,
              out: pathlib.Path | None = None,
-             progress: int = 0) -> list[dict]:
+             progress: int = 0,
+             checkpoints: Checkpoints | None = None) -> list[dict]:
     """Parity of several (game, seed) runs, emulated together in lock-step.
 
     With `progress`, a JSON line goes to stderr every `progress` identical
-    steps of each run. Returns one result per run: `first_divergence` (None, or the step), the
-    differing RAM bytes and pixel count there, `resets` and `seconds`.
+    steps of each run; with `checkpoints`, runs save their progress and
+    resume from it (`Checkpoints`). Returns one result per run:
+    `first_divergence` (None, or the step), the differing RAM bytes and
+    pixel count there, `resets` and `seconds`.
     """
     envs = {game: environment.AtariEnv(game) for game, _ in runs}
     group = lockstep.Lockstep([envs[game] for game, _ in runs])
     return group.run([_script(envs[game].rules.rom_id, steps, seed, out,
-                              progress) for game, seed in runs])
+                              progress, checkpoints)
+                      for game, seed in runs])
+
+
+def checkpoint_results(directory: pathlib.Path) -> list[dict]:
+    """Every run a checkpoint directory holds: its result if it ended,
+    otherwise how far it is identical so far (`"in_progress": True`)."""
+    checkpoints, results = Checkpoints(directory), []
+    runs = {tuple(path.stem.rsplit("_seed", 1))
+            for path in [*directory.glob("*.pkl"), *directory.glob("*.json")]}
+    for game, seed in sorted(runs):
+        result = checkpoints.load(game, int(seed), ".json")
+        if result is None:
+            saved = checkpoints.load(game, int(seed), ".pkl")
+            result = {"game": game, "seed": int(seed),
+                      "steps": saved["step"], "first_divergence": None,
+                      "resets": saved["resets"],
+                      "seconds": round(saved["seconds"], 1),
+                      "commits": saved["commits"], "in_progress": True}
+        results.append(result)
+    return results
+
+
+def latest_per_run(results: list[dict]) -> list[dict]:
+    """One result per (game, seed): a divergence if any run of it found
+    one (the earliest), otherwise the run with the most frames."""
+    best: dict[tuple[str, int], dict] = {}
+    for result in results:
+        key = (result["game"], result["seed"])
+        held = best.get(key)
+        if held is None or _rank(result) < _rank(held):
+            best[key] = result
+    return list(best.values())
+
+
+def _rank(result: dict) -> tuple:
+    divergence = result["first_divergence"]
+    return ((0, divergence) if divergence is not None
+            else (1, -result["steps"]))
 
 
 def run(game: str, steps: int, seed: int,
@@ -194,7 +321,8 @@ def _game_status(runs: list[dict]) -> tuple[str, str]:
     bad = [r for r in runs if r["first_divergence"] is not None]
     episodes = sum(r["resets"] for r in runs)
     if not bad:
-        return (f"identical: {steps:,} frames, seeds {seeds}{where}",
+        so_far = " so far" if any(r.get("in_progress") for r in runs) else ""
+        return (f"identical: {steps:,} frames{so_far}, seeds {seeds}{where}",
                 str(episodes))
     first = min(bad, key=lambda r: r["first_divergence"])
     return (f"**diverges**: seed {first['seed']} at frame "
