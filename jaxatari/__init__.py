@@ -1,6 +1,10 @@
 """jaxatari: an Atari 2600 in pure JAX, bit-exact with ALE, and RL on top."""
 
-from jaxatari import cpu6502, flatbus
+from jaxatari import _config
+
+_config.prefer_kernel_loops()   # before JAX's CPU backend starts
+
+from jaxatari import cpu6502, flatbus  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -79,6 +79,7 @@ import numpy as np
 from flax import struct
 
 from jaxatari import dpc as dpc_chip
+from jaxatari import updates
 
 IMAGE_SIZE = 16384  # images are zero-padded to the largest supported ROM
 WINDOW = 4096
@@ -583,8 +584,8 @@ def write(arrays: CartArrays, segments: jax.Array, chips: CartChips,
     if chips.ram is not None:
         port = hit & arrays.has_ram & ((offset & 0xF80) == 0)
         old = chips.ram[offset & 0x7F]
-        chips = chips.replace(ram=chips.ram.at[offset & 0x7F].set(
-            jnp.where(port, jnp.asarray(value).astype(jnp.uint8), old)))
+        chips = chips.replace(ram=updates.set_item(
+            chips.ram, offset & 0x7F, jnp.where(port, value, old)))
     if chips.dpc is not None and speculate:
         touched, state = dpc_chip.note_write(chips.dpc, offset,
                                              hit & arrays.dpc)

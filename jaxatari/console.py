@@ -83,7 +83,7 @@ import numpy as np
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import cpu6502, dpc, riot, tia
+from jaxatari import cpu6502, dpc, riot, tia, updates
 
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
@@ -337,7 +337,8 @@ def _bus(board: Board, inputs: Inputs,
         entry = jnp.stack([address, value, cycle,
                            state.last_read.astype(jnp.int32)])
         slot = jnp.minimum(state.log_count, MAX_TIA_WRITES - 1)
-        log = state.log.at[slot].set(jnp.where(in_tia, entry, state.log[slot]))
+        log = updates.set_item(state.log, slot,
+                               jnp.where(in_tia, entry, state.log[slot]))
         return state.replace(
             segments=segments, chips=chips,
             riot=riot.write(state.riot, address, value, cycle,

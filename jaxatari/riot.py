@@ -35,6 +35,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxatari import updates
+
 RAM_SIZE = 128
 
 
@@ -158,9 +160,8 @@ def write(riot: RIOTState, address: jax.Array, value: jax.Array,
     device is attached); the four timer registers load the timer.
     """
     is_ram = (address & 0x0200) == 0
-    ram = riot.ram.at[address & 0x7F].set(
-        jnp.where(enabled & is_ram, value, riot.ram[address & 0x7F]
-                  ).astype(jnp.uint8))
+    ram = updates.set_item(riot.ram, address & 0x7F, jnp.where(
+        enabled & is_ram, value, riot.ram[address & 0x7F]))
     io = enabled & ~is_ram
     port = address & 0x07
     is_ddra = io & (port == 1)

@@ -80,6 +80,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxatari import updates
+
 HBLANK = 68
 LINE = 228
 WIDTH = 160
@@ -513,16 +515,20 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
 
 def _write_own_rows(tia: TIAState, writes: RowWrites,
                     render: bool | jax.Array) -> TIAState:
-    """`write_rows` on this console's own screen, if `render`."""
-    def apply(screen_written):
-        screen, written = write_rows(
-            screen_written[0][None], screen_written[1][None],
-            jnp.zeros((1,), jnp.int32), jax.tree.map(lambda x: x[None],
-                                                     writes))
-        return screen[0], written[0]
-
-    screen, written = jax.lax.cond(render, apply, lambda sw: sw,
-                                   (tia.screen, tia.written))
+    """The row writes on this console's own screen, if `render`: one row
+    at a time, with no scatter (`updates`)."""
+    rows = tia.written.shape[0]
+    screen, written = tia.screen, tia.written
+    for k in range(writes.row.shape[0]):
+        on = render & (writes.row[k] >= 0) & (writes.row[k] < rows)
+        row = jnp.clip(writes.row[k], 0, rows - 1)
+        old = jax.lax.dynamic_index_in_dim(
+            jax.lax.dynamic_index_in_dim(screen, writes.buffer, 0, False),
+            row, 0, False)
+        new = jnp.where(on & writes.mask[k], writes.pixels[k], old)
+        screen = updates.update_slice(screen, new[None, None],
+                                      (writes.buffer, row, jnp.int32(0)))
+        written = updates.set_item(written, row, written[row] | on)
     return tia.replace(screen=screen, written=written)
 
 

@@ -1,0 +1,82 @@
+"""`jaxatari.updates`: slice updates that give the same arrays as
+`lax.dynamic_update_slice` (alone, in small and large batches, under vmap
+of vmap), and keep one console's frame loop free of scatters, so that
+XLA:CPU compiles it into one kernel."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxatari import _config, environment, updates
+
+SCREEN = (2, 5, 7)
+
+
+def _writes(shape: tuple[int, ...], seed: int):
+    """Random screens, rows and the (buffer, row) each goes to."""
+    rng = np.random.default_rng(seed)
+    screens = rng.integers(0, 256, shape + SCREEN, dtype=np.uint8)
+    rows = rng.integers(0, 256, shape + (1, 1, SCREEN[2]), dtype=np.uint8)
+    buffer = rng.integers(0, SCREEN[0], shape).astype(np.int32)
+    row = rng.integers(0, SCREEN[1], shape).astype(np.int32)
+    return screens, rows, buffer, row
+
+
+def _expected(screens, rows, buffer, row):
+    out = screens.copy()
+    for k in np.ndindex(buffer.shape):
+        out[k][buffer[k], row[k]] = rows[k][0, 0]
+    return out
+
+
+def _ours(screen, rows, buffer, row):
+    return updates.update_slice(screen, rows, (buffer, row, jnp.int32(0)))
+
+
+@pytest.mark.parametrize("batch", [1, updates.KERNEL_MAX_BATCH,
+                                   updates.KERNEL_MAX_BATCH + 1, 40])
+def test_batched_update_slice_equals_each_alone(batch):
+    screens, rows, buffer, row = _writes((batch,), batch)
+    got = jax.jit(jax.vmap(_ours))(screens, rows, buffer, row)
+    np.testing.assert_array_equal(got, _expected(screens, rows, buffer, row))
+
+
+def test_vmap_of_vmap_and_unbatched_operands():
+    screens, rows, buffer, row = _writes((3, 4), 0)
+    got = jax.jit(jax.vmap(jax.vmap(_ours)))(screens, rows, buffer, row)
+    np.testing.assert_array_equal(got, _expected(screens, rows, buffer, row))
+    # One screen for all, each console its own row: broadcast first.
+    shared = jax.vmap(_ours, in_axes=(None, 0, 0, 0))(
+        screens[0, 0], rows[0], buffer[0], row[0])
+    np.testing.assert_array_equal(shared, _expected(
+        np.broadcast_to(screens[0, 0], (4,) + SCREEN), rows[0], buffer[0],
+        row[0]))
+
+
+def test_set_item():
+    ram = jnp.arange(128, dtype=jnp.uint8)
+    batch = jax.vmap(updates.set_item, in_axes=(None, 0, 0))(
+        ram, jnp.array([3, 127]), jnp.array([200, 7]))
+    assert batch[0, 3] == 200 and batch[1, 127] == 7
+    assert int((batch != ram).sum()) == 2
+
+
+def test_kernel_loops_flag_is_set_before_the_backend_starts():
+    import os
+    assert _config.KERNEL_LOOPS in os.environ["XLA_FLAGS"]
+
+
+def test_one_consoles_frame_loop_is_one_kernel():
+    """No scatter in the frame program, and every loop hoisted into a
+    kernel (XLA tags them `xla_cpu_small_call`)."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("an XLA:CPU property")
+    env = environment.AtariEnv("pong")
+    state = env.initial_state()
+    compiled = environment._shared_console_frame.lower(
+        env.board, env.controls._replace(difficulty=jnp.int32(0)),
+        state.machine, state.paddles, jnp.int32(0), jnp.int32(0),
+        True).compile()
+    text = compiled.as_text()
+    assert " scatter(" not in text
+    assert text.count(" while(") == text.count("xla_cpu_small_call") > 0
