@@ -89,7 +89,9 @@ INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 SYSTEM_SEED = 4753849
 MAX_TIA_WRITES = 3
-COMPACT_MIN_BATCH = 8    # `compacted_size`: smaller batches draw all
+# `compacted_size`: smaller batches draw all (and on the CPU, their frame
+# loop is one kernel: `updates`).
+COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
 
 
 class Features(NamedTuple):

@@ -515,21 +515,58 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
 
 def _write_own_rows(tia: TIAState, writes: RowWrites,
                     render: bool | jax.Array) -> TIAState:
-    """The row writes on this console's own screen, if `render`: one row
-    at a time, with no scatter (`updates`)."""
-    rows = tia.written.shape[0]
-    screen, written = tia.screen, tia.written
-    for k in range(writes.row.shape[0]):
-        on = render & (writes.row[k] >= 0) & (writes.row[k] < rows)
-        row = jnp.clip(writes.row[k], 0, rows - 1)
-        old = jax.lax.dynamic_index_in_dim(
-            jax.lax.dynamic_index_in_dim(screen, writes.buffer, 0, False),
-            row, 0, False)
-        new = jnp.where(on & writes.mask[k], writes.pixels[k], old)
-        screen = updates.update_slice(screen, new[None, None],
-                                      (writes.buffer, row, jnp.int32(0)))
-        written = updates.set_item(written, row, written[row] | on)
+    """`write_rows` on this console's own screen, if `render`."""
+    screen, written = jax.lax.cond(
+        render, lambda sw: _put_rows(*sw, writes), lambda sw: sw,
+        (tia.screen, tia.written))
     return tia.replace(screen=screen, written=written)
+
+
+def _rows_into(screen: jax.Array, written: jax.Array, at: tuple,
+               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
+    """One console's row writes, one row at a time by slice updates (no
+    scatter: see `updates`), into the screen at index `at` of a batch
+    (`()` for a console's own)."""
+    rows = written.shape[-1]
+    lead = (1,) * len(at)
+    for k in range(writes.row.shape[0]):
+        on = (writes.row[k] >= 0) & (writes.row[k] < rows)
+        row = jnp.clip(writes.row[k], 0, rows - 1)
+        old = jax.lax.dynamic_slice(screen, at + (writes.buffer, row, 0),
+                                    lead + (1, 1, WIDTH)).reshape(WIDTH)
+        new = jnp.where(on & writes.mask[k], writes.pixels[k], old)
+        screen = updates.update_slice(screen, new.reshape(lead + (1, 1, -1)),
+                                      at + (writes.buffer, row, jnp.int32(0)))
+        drawn = jax.lax.dynamic_slice(written, at + (row,), lead + (1,))
+        written = updates.update_slice(written, drawn | on, at + (row,))
+    return screen, written
+
+
+@jax.custom_batching.custom_vmap
+def _put_rows(screen: jax.Array, written: jax.Array,
+              writes: RowWrites) -> tuple[jax.Array, jax.Array]:
+    return _rows_into(screen, written, (), writes)
+
+
+@_put_rows.def_vmap
+def _put_rows_batched(axis_size: int, in_batched, screen, written, writes):
+    """A small batch on the CPU writes console by console (the frame loop
+    stays one kernel); a large one scatters all rows at once."""
+    screen, written, writes = updates.broadcast(
+        axis_size, in_batched, (screen, written, writes))
+
+    def one_by_one():
+        out = (screen, written)
+        for k in range(axis_size):
+            out = _rows_into(*out, (jnp.int32(k),),
+                             jax.tree.map(lambda x: x[k], writes))
+        return out
+
+    def scatter():
+        return write_rows(screen, written, jnp.arange(axis_size), writes)
+
+    return updates.small_batch_on_cpu(axis_size, one_by_one, scatter), (
+        True, True)
 
 
 def _line_start_masks(tia: TIAState) -> TIAState:

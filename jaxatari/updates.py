@@ -37,26 +37,36 @@ def update_slice(array: jax.Array, update: jax.Array,
 
 @update_slice.def_vmap
 def _update_slice_batched(axis_size: int, in_batched, array, update, start):
-    array, update, start = jax.tree.map(
-        lambda x, batched: jnp.asarray(x) if batched else jnp.broadcast_to(
-            x, (axis_size,) + jnp.shape(x)),
-        (array, update, start), tuple(in_batched))
-    if axis_size > KERNEL_MAX_BATCH:
-        return jax.vmap(jax.lax.dynamic_update_slice)(array, update,
-                                                      start), True
-
-    def one_by_one():
-        def put(k, arrays):
-            own = update_slice(arrays[k], update[k],
-                               tuple(s[k] for s in start))
-            return jax.lax.dynamic_update_index_in_dim(arrays, own, k, 0)
-        return jax.lax.fori_loop(0, axis_size, put, array)
+    array, update, start = broadcast(axis_size, in_batched,
+                                     (array, update, start))
 
     def scatter():
         return jax.vmap(jax.lax.dynamic_update_slice)(array, update, start)
 
-    return jax.lax.platform_dependent(cpu=one_by_one,
-                                      default=scatter), True
+    def one_by_one():
+        out = array
+        for k in range(axis_size):   # in place, at the console's index
+            out = update_slice(out, update[k][None],
+                               (jnp.int32(k),) + tuple(s[k] for s in start))
+        return out
+
+    return small_batch_on_cpu(axis_size, one_by_one, scatter), True
+
+
+def broadcast(axis_size: int, in_batched, args):
+    """`args` with every unbatched leaf given the batch axis (a
+    `custom_vmap` rule's arguments, made uniform)."""
+    return jax.tree.map(
+        lambda x, batched: jnp.asarray(x) if batched else jnp.broadcast_to(
+            x, (axis_size,) + jnp.shape(x)), args, tuple(in_batched))
+
+
+def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):
+    """`one_by_one()` for a batch of at most `KERNEL_MAX_BATCH` on the CPU,
+    `whole_batch()` otherwise (both are traced for a small batch)."""
+    if axis_size > KERNEL_MAX_BATCH:
+        return whole_batch()
+    return jax.lax.platform_dependent(cpu=one_by_one, default=whole_batch)
 
 
 def set_item(array: jax.Array, index: jax.Array, value: jax.Array

@@ -60,10 +60,11 @@ def _assert_equal(batched, alone, index):
                                       np.asarray(theirs))
 
 
-@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("copies", [1, 3])
 def test_batch_of_games_equals_each_alone(consoles, copies):
-    """4 consoles draw each write for all; 8 gather the writing ones
-    (`console.compacted_size`)."""
+    """4 consoles draw each write for all (on the CPU the loop is one
+    kernel, `updates`); 12 gather the writing ones
+    (`console.compacted_size`) and scatter their updates."""
     boards, inputs, alone = consoles
     assert bool(console.compacted_size(len(boards) * copies)) == (copies > 1)
     lengths = {int(states[0].cpu.cycles) for states in alone}
@@ -74,9 +75,9 @@ def test_batch_of_games_equals_each_alone(consoles, copies):
         _assert_equal(out, single, k)
 
 
-@pytest.mark.parametrize("copies", [1, 4])
+@pytest.mark.parametrize("copies", [1, 5])
 def test_vmap_of_vmap_equals_each_alone(consoles, copies):
-    """A population of 2 batches of 2 (every write drawn for all) or of 8
+    """A population of 2 batches of 2 (every write drawn for all) or of 10
     (compacted writes)."""
     boards, inputs, alone = consoles
     inner = len(boards) * copies // 2
