@@ -50,7 +50,8 @@ over and the lives are compared, and both emulators reset on game over.
 "identical" means no difference at all in any of them, on every seed
 listed, for that many frames. "game overs" counts the episodes that ended
 within the runs (all seeds together): each was compared whole, to its last
-frame, and the reset after it too.
+frame, and the reset after it too. "so far" marks runs still going toward
+the bar (`--checkpoints`): identical up to their last checkpoint.
 
 Each status names the commit its runs were made at. `pre-fd55cd5` is the
 uncommitted tree that became commit fd55cd5, while it was being written

@@ -98,6 +98,19 @@ def _programs(mesh: Mesh):
             sharding.over_batch(jax.vmap(console.screen), mesh, (True,)))
 
 
+@jax.jit
+def _gather(tree, index: jax.Array):
+    """Consoles `index` of a batch, every leaf in one program (leaf by leaf,
+    eagerly, a tick of a few consoles cost more than their frame)."""
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+@jax.jit
+def _scatter(whole, part, index: jax.Array):
+    """`whole` with consoles `index` replaced by `part`'s."""
+    return jax.tree.map(lambda w, p: w.at[index].set(p), whole, part)
+
+
 @functools.cache
 def _rules_step(rom_id: str):
     return jax.jit(games.lookup(rom_id).step)
@@ -294,13 +307,11 @@ class Lockstep:
         pressed = np.array([frames.get(int(k), (0, 0)) for k in index],
                            np.int32)
         active = np.isin(index, list(frames))
-        take = lambda tree: jax.tree.map(lambda x: x[index], tree)
         machines, paddles, ram, lines = self._small_frames(
-            take(self.slots), take(self.machines), take(self.paddles),
+            *_gather((self.slots, self.machines, self.paddles), index),
             pressed[:, 0], pressed[:, 1], active)
-        put = lambda whole, part: whole.at[index].set(part)
-        self.machines = jax.tree.map(put, self.machines, machines)
-        self.paddles = put(self.paddles, paddles)
+        self.machines, self.paddles = _scatter(
+            (self.machines, self.paddles), (machines, paddles), index)
         host_ram, host_lines = self.host_ram.copy(), self.host_scanlines.copy()
         host_ram[index], host_lines[index] = np.asarray(ram), np.asarray(lines)
         return host_ram, host_lines
@@ -311,10 +322,9 @@ class Lockstep:
         stack = lambda *xs: np.stack(xs)
         machines = jax.tree.map(stack, *[restores[k][0] for k in index])
         paddles = np.stack([restores[k][1] for k in index])
-        put = lambda whole, part: whole.at[index].set(part)
-        self.machines, self.paddles = jax.device_put(
-            (jax.tree.map(put, self.machines, machines),
-             put(self.paddles, paddles)), self._sharding)
+        self.machines, self.paddles = jax.device_put(_scatter(
+            (self.machines, self.paddles), (machines, paddles), index),
+            self._sharding)
         self.host_ram = np.asarray(_all_ram(self.machines))
         self.host_scanlines = np.asarray(
             jax.vmap(console.scanlines)(self.machines))
