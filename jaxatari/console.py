@@ -449,12 +449,18 @@ def _write_logged(board: Board, inputs: Inputs, render, state: Console,
     at the end of the line.
     """
     del inputs
-    address, value, cycle, last_read = (state.log[k, i] for i in range(4))
     new_tia, wait, ends = tia.write(
-        state.tia, address, value, cycle + waited, last_read != 0,
-        board.ystart, board.hmove_blanks, render, on)
+        state.tia, *_logged_write(state.log[k], waited), board.ystart,
+        board.hmove_blanks, render, on)
     cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
     return state.replace(tia=new_tia, cpu=cpu), waited + wait, ends
+
+
+def _logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
+    """A TIA write log entry as `tia.write` takes it: address, value, the
+    CPU cycle after the stalls so far, and whether the last access was a
+    read."""
+    return entry[0], entry[1], entry[2] + waited, entry[3] != 0
 
 
 def _per_console(batched):
@@ -530,11 +536,10 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
     names = sorted(state.tia.regs)
 
     def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
-        address, value, cycle, last_read = (entry[i] for i in range(4))
         drawn, wait, ends, writes = tia.write_registers(
-            tia.TIAState(regs=regs, screen=None, written=None), address,
-            value, cycle + waited_k, last_read != 0, ystart, blanks, render,
-            valid, rows)
+            tia.TIAState(regs=regs, screen=None, written=None),
+            *_logged_write(entry, waited_k), ystart, blanks, render, valid,
+            rows)
         return drawn.regs, wait, ends, writes
 
     def gathered(carry):
