@@ -178,7 +178,9 @@ class Handle(environment.ConsoleDriver):
     def snapshot(self) -> dict:
         """This console's whole state, as host arrays: its machine and
         paddles, and the host-side state of the game's rules and of the
-        driver. `restore` takes it back (in any batch of the same game)."""
+        driver. `restore` takes it back, in a batch whose boards have the
+        same features (`console.union_features`: a batch of the same
+        games, as a resumed parity run has); shapes differ otherwise."""
         return {"machine": jax.tree.map(lambda x: x[self.index],
                                         self.group.host_machines()),
                 "paddles": np.asarray(self.group.paddles[self.index]),
