@@ -66,7 +66,7 @@ elementwise work over the batch.
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
-any one instruction. A batch of 8 or more that mixes games therefore
+any one instruction. A batch of more than 8 that mixes games therefore
 gathers the writing consoles, at most 3/8 of the batch at a time, draws
 for those only, and scatters their registers and screen rows back
 (`_write_compacted`). Consoles of one game (one board for all) mostly
@@ -504,8 +504,8 @@ def _apply_tia_writes(state: Console, running: jax.Array, write_each,
 
 
 def _compacts(batched, pc: jax.Array) -> bool:
-    """Whether a batch draws its TIA writes compacted: a batch of 8 or
-    more that mixes games (a batched board). Consoles sharing one game's
+    """Whether a batch draws its TIA writes compacted: a batch of more
+    than `updates.KERNEL_MAX_BATCH` that mixes games (a batched board). Consoles sharing one game's
     board mostly write in step, so gathering them would cost passes."""
     return (batched is not None and batched[0].cart.image == 0
             and bool(compacted_size(pc.shape[0])))
@@ -659,7 +659,7 @@ def _frame_batched(axis_size: int, in_batched, board, state, inputs, render):
     gated in place.
     """
     board_batched, state_batched, inputs_batched, render_batched = in_batched
-    state = _broadcast(state, state_batched, axis_size)
+    state = updates.broadcast(axis_size, state_batched, state)
     if render_batched:
         render = jnp.any(render)
     axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
@@ -667,12 +667,6 @@ def _frame_batched(axis_size: int, in_batched, board, state, inputs, render):
                      batched=(axes(board_batched), axes(inputs_batched)))
     return out, jax.tree.map(lambda _: True, out)
 
-
-def _broadcast(tree, batched, size: int):
-    """Give every unbatched leaf of `tree` a leading axis of `size`."""
-    return jax.tree.map(
-        lambda x, b: x if b else jnp.broadcast_to(x, (size,) + jnp.shape(x)),
-        tree, batched)
 
 
 def frame(board: Board, state: Console, inputs: Inputs,

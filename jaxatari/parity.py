@@ -99,11 +99,16 @@ def reset_both(ale, handle: lockstep.Handle, resets: int) -> None:
     environment.reset_game(handle.rules, handle.env.mode, handle, resets)
 
 
+def _act_ale(ale, action: int) -> tuple[int, bool]:
+    """One frame of `action` in ALE alone (as `act_both` does, or replaying to a snapshot)."""
+    return int(ale.act(action)), bool(ale.game_over())
+
+
 def act_both(ale, handle: lockstep.Handle, action: int
              ) -> tuple[tuple[int, bool], tuple[int, bool]]:
     """One frame of `action` in both: ((reward, game over) of ALE's,
     jaxatari's)."""
-    theirs = (int(ale.act(action)), bool(ale.game_over()))
+    theirs = _act_ale(ale, action)
     handle.frames(action, 0, 1)
     return theirs, (handle.reward, handle.terminal)
 
@@ -153,11 +158,6 @@ def _finished(checkpoints: Checkpoints | None, game: str, seed: int,
     return None
 
 
-def _act_ale(ale, action: int) -> tuple[int, bool]:
-    """One frame of `action` in ALE alone (replaying to a snapshot)."""
-    return int(ale.act(action)), bool(ale.game_over())
-
-
 def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
             progress: int, checkpoints: Checkpoints | None = None):
     """The parity run of one (game, seed), as a `lockstep` script."""
@@ -166,8 +166,9 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
         done = _finished(checkpoints, game, seed, steps)
         if done:
             return done
-        started = time.perf_counter()
         saved = checkpoints and checkpoints.load(game, seed, ".pkl")
+        # Seconds count all segments of the run.
+        started = time.perf_counter() - (saved["seconds"] if saved else 0)
         start = saved["step"] if saved else 0
         ale = make_ale(game, seed) if saved else boot_both(handle, game, seed)
         rng = np.random.RandomState(seed)
@@ -199,8 +200,7 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
                     checkpoints.save(game, seed, ".pkl", {
                         "step": step, "resets": result["resets"],
                         "console": handle.snapshot(),
-                        "seconds": (saved["seconds"] if saved else 0)
-                        + time.perf_counter() - started,
+                        "seconds": time.perf_counter() - started,
                         "commits": _commits(saved, checkpoints)})
             if step == steps:
                 break
@@ -221,8 +221,7 @@ def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
                 theirs, ours = act_both(ale, handle, action)
             else:
                 theirs = _act_ale(ale, action)
-        result["seconds"] = round((saved["seconds"] if saved else 0)
-                                  + time.perf_counter() - started, 1)
+        result["seconds"] = round(time.perf_counter() - started, 1)
         if checkpoints:
             result["commits"] = _commits(saved, checkpoints)
             checkpoints.save(game, seed, ".json", result)

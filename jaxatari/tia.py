@@ -553,7 +553,7 @@ def _put_rows_batched(axis_size: int, in_batched, screen, written, writes):
     """A small batch on the CPU writes console by console (the frame loop
     stays one kernel); a large one scatters all rows at once."""
     screen, written, writes = updates.broadcast(
-        axis_size, in_batched, (screen, written, writes))
+        axis_size, tuple(in_batched), (screen, written, writes))
 
     def one_by_one():
         out = (screen, written)

@@ -4,7 +4,7 @@ kernel.
 XLA:CPU runs a program as a sequence of thunks, each with a fixed cost of a
 fraction of a microsecond. A frame runs thousands of instructions, each a
 few hundred small operations, so for one console those costs were most of
-the frame (Pong: 0.17 s a frame). XLA can compile a whole while loop into
+the frame. XLA can compile a whole while loop into
 one kernel instead (`_config.prefer_kernel_loops` lets it for loops of any
 size), except a loop with a scatter in it. One console's updates are
 dynamic slice updates, which are not scatters; under `jax.vmap` they
@@ -12,11 +12,11 @@ become scatters, so `update_slice` batches them itself:
 
 * a batch of at most `KERNEL_MAX_BATCH` on the CPU updates one console
   after another (a loop inside the kernel): the frame loop stays one
-  kernel, 1.8 to 9 times faster than thunks (measured on Pong, batches of
-  4 and 1);
+  kernel, 6.3, 2.4 and 1.6 times faster than thunks through `env.step`
+  on Pong at batches of 1, 4 and 8 (BENCHMARKS.md);
 * a larger batch, or another platform, scatters as plain vmap would: the
-  kernel's code is not vectorised over the batch, and from about 12
-  consoles on, thunks over whole-batch arrays are faster.
+  kernel's code is not vectorised over the batch, and at 128 consoles it
+  took twice as long as thunks over whole-batch arrays.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def update_slice(array: jax.Array, update: jax.Array,
 
 @update_slice.def_vmap
 def _update_slice_batched(axis_size: int, in_batched, array, update, start):
-    array, update, start = broadcast(axis_size, in_batched,
+    array, update, start = broadcast(axis_size, tuple(in_batched),
                                      (array, update, start))
 
     def scatter():
@@ -53,12 +53,13 @@ def _update_slice_batched(axis_size: int, in_batched, array, update, start):
     return small_batch_on_cpu(axis_size, one_by_one, scatter), True
 
 
-def broadcast(axis_size: int, in_batched, args):
-    """`args` with every unbatched leaf given the batch axis (a
-    `custom_vmap` rule's arguments, made uniform)."""
+def broadcast(axis_size: int, batched, tree):
+    """`tree` with every unbatched leaf given the batch axis (a
+    `custom_vmap` rule's arguments made uniform; `batched` has the tree's
+    structure, a bool per leaf)."""
     return jax.tree.map(
-        lambda x, batched: jnp.asarray(x) if batched else jnp.broadcast_to(
-            x, (axis_size,) + jnp.shape(x)), args, tuple(in_batched))
+        lambda x, b: jnp.asarray(x) if b else jnp.broadcast_to(
+            x, (axis_size,) + jnp.shape(x)), tree, batched)
 
 
 def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):
