@@ -717,6 +717,37 @@ def power_on(board: Board) -> Console:
         partial=jnp.asarray(False))
 
 
+def refit(state: Console, features: Features) -> Console:
+    """One console's state reshaped for a program built with `features`.
+
+    The screen buffers lose or gain rows at the bottom (new rows are
+    blank); Superchip RAM and the DPC are dropped, or added as at power
+    on. Lossless when `features` cover the console's own game: a snapshot
+    taken in a batch of many games (`console.union_features`) restores in
+    a batch of its game alone, and back.
+
+    Raises:
+        ValueError: `features.rows` cut rows that the TIA draws.
+    """
+    drawn = int(np.max(np.asarray(state.tia.regs["height"])))
+    if features.rows < drawn:
+        raise ValueError(f"{features.rows} screen rows cannot hold the "
+                         f"{drawn} rows this console draws")
+    screen, written = state.tia.screen, state.tia.written
+    cut = min(features.rows, written.shape[-1])
+    pad = [(0, features.rows - cut), (0, 0)]
+    fresh = cartridge.make_chips(features.cart_ram, features.dpc)
+    kept = lambda old, new: new if old is None or new is None else old
+    return state.replace(
+        tia=state.tia.replace(
+            screen=jnp.pad(screen[..., :cut, :], [(0, 0)] + pad),
+            written=jnp.pad(written[..., :cut], pad[:1])),
+        chips=cartridge.CartChips(
+            ram=kept(state.chips.ram, fresh.ram),
+            dpc=kept(state.chips.dpc, fresh.dpc),
+            dpc_touched=kept(state.chips.dpc_touched, fresh.dpc_touched)))
+
+
 RAM_DRAWS = 128
 
 

@@ -178,9 +178,9 @@ class Handle(environment.ConsoleDriver):
     def snapshot(self) -> dict:
         """This console's whole state, as host arrays: its machine and
         paddles, and the host-side state of the game's rules and of the
-        driver. `restore` takes it back, in a batch whose boards have the
-        same features (`console.union_features`: a batch of the same
-        games, as a resumed parity run has); shapes differ otherwise."""
+        driver. `restore` takes it back, in this batch or in any other
+        that holds the same game (its state is refitted to that batch's
+        features, `console.refit`)."""
         return {"machine": jax.tree.map(lambda x: x[self.index],
                                         self.group.host_machines()),
                 "paddles": np.asarray(self.group.paddles[self.index]),
@@ -233,6 +233,7 @@ class Lockstep:
         stack = lambda *xs: jnp.stack(xs)
         # One program for all: every board gets the union of the features.
         features = console.union_features([e.board.features for e in envs])
+        self.features = features
         slots = [make_slot(e)._replace(board=console.widen_board(
             e.board, features)) for e in padded]
         self.slots = jax.tree.map(stack, *slots)
@@ -322,7 +323,8 @@ class Lockstep:
         """Put snapshots' machines and paddles into their consoles."""
         index = np.array(sorted(restores))
         stack = lambda *xs: np.stack(xs)
-        machines = jax.tree.map(stack, *[restores[k][0] for k in index])
+        machines = jax.tree.map(stack, *[
+            console.refit(restores[k][0], self.features) for k in index])
         paddles = np.stack([restores[k][1] for k in index])
         self.machines, self.paddles = jax.device_put(_scatter(
             (self.machines, self.paddles), (machines, paddles), index),
