@@ -15,7 +15,7 @@ byte's low 6 bits as noise. TIA *writes* are logged during the instruction
 (up to three: JSR and BRK can push into the TIA) and applied right after it,
 each drawing the screen up to its clock first. TIA *reads* see the collision
 latches as a draw up to the instruction's access cycle would leave them
-(`tia.collide`, computed before the instruction runs); the screen itself is
+(`tia.collide`, computed at the read, for a TIA read only); the screen itself is
 drawn up to the frame's last read only when the frame loop stops, which
 gives Stella's pixels because registers change only at writes. This is exact
 because M6502Low makes all of an instruction's data accesses at one cycle,
@@ -58,11 +58,19 @@ Under vmap
 vmapped `lax.while_loop` whose predicate differs per console would select
 each console's whole state, both screens included, at every instruction.
 The rule instead loops while *any* console of the batch runs, carries a
-`running` mask, and gates every change by it: registers by `where`, screen
-rows by the row writes' own enable. The inner loop over an instruction's
+`running` mask, and gates every change by it: the CPU disables every bus
+access of a console not running (`cpu6502.step`'s `enabled`), and screen
+rows have the row writes' own enable. The inner loop over an instruction's
 logged TIA writes is predicated on the batch the same way. A batch thus
 costs as many iterations as its longest frame, and each iteration is plain
 elementwise work over the batch.
+
+Work that no console of the batch needs is skipped by a `lax.cond` on a
+batch-wide flag (`_when_any`; a per-console flag would turn the cond into
+a select of both branches): a bus access that no console makes (the CPU
+has 12 access calls, 8 reads and 4 writes, and an instruction makes 1 to
+7 of them; each evaluates the cartridge, the RIOT and the TIA), and the collision draw before a TIA
+read, which most instructions do not make.
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
@@ -305,27 +313,36 @@ def reset_inputs(resets: int, cart_ram: bool = False,
 # --------------------------------------------------------------------------
 
 
-def _bus(board: Board, inputs: Inputs,
-         speculate: bool = False) -> cpu6502.Bus:
+def _bus(board: Board, inputs: Inputs, speculate: bool = False,
+         collide_clock: jax.Array | None = None,
+         axis_name: str | None = None) -> cpu6502.Bus:
     """The Atari bus; `speculate` (static) only notes DPC chip accesses
-    (`cart.read`)."""
+    (`cart.read`). A TIA read sees the collision latches drawn up to
+    `collide_clock` (the instruction's data access; `_collided`), if given.
+
+    An access that no console of the batch (`axis_name`) makes is skipped
+    (`_when_any`): an instruction makes 1 to 7 of the CPU's 12 access
+    calls, and each evaluates all three chips.
+    """
     def read(state: Console, address, cycle, enabled):
         in_cart = (address & 0x1000) != 0
         in_riot = ~in_cart & ((address & 0x80) != 0)
+        in_tia = enabled & ~in_cart & ~in_riot
         cart_value, segments, chips = cartridge.read(
             board.cart, state.segments, state.chips, address, cycle,
             enabled & in_cart, speculate)
         new_riot, riot_value = riot.read(state.riot, address, cycle,
                                          inputs.swcha, inputs.swchb,
                                          enabled & in_riot)
-        tia_value = tia.read(state.tia, address, cycle, state.data_bus,
+        seen = state.tia if collide_clock is None else _collided(
+            state.tia, in_tia, collide_clock, board.ystart, axis_name)
+        tia_value = tia.read(seen, address, cycle, state.data_bus,
                              inputs._asdict())
         value = jnp.where(in_cart, cart_value,
                           jnp.where(in_riot, riot_value, tia_value))
-        in_tia = enabled & ~in_cart & ~in_riot
         return state.replace(
             segments=segments, chips=chips, riot=new_riot,
-            tia=tia.note_read(state.tia, cycle * 3, in_tia),
+            tia=tia.note_read(seen, cycle * 3, in_tia),
             data_bus=jnp.where(enabled, value, state.data_bus),
             last_read=state.last_read | enabled), value
 
@@ -349,7 +366,52 @@ def _bus(board: Board, inputs: Inputs,
             data_bus=jnp.where(enabled, value, state.data_bus),
             last_read=state.last_read & ~enabled)
 
-    return cpu6502.Bus(read=read, write=write)
+    def skipping_read(state: Console, address, cycle, enabled):
+        return _when_any(enabled, axis_name, lambda: (
+            lambda new, value: (new, value.astype(jnp.int32)))(
+                *read(state, address, cycle, enabled)),
+            (state, jnp.int32(0)))
+
+    def skipping_write(state: Console, address, value, cycle, enabled):
+        return _when_any(enabled, axis_name, lambda: write(
+            state, address, value, cycle, enabled), state)
+
+    return cpu6502.Bus(read=skipping_read, write=skipping_write)
+
+
+def _any_in_batch(flag: jax.Array, axis_name: str | None) -> jax.Array:
+    """Whether `flag` holds for any console of the batch (`axis_name`: its
+    vmap axis, or None for one console), as a predicate that `lax.cond`
+    branches on under vmap too."""
+    count = flag.astype(jnp.int32)
+    if axis_name is not None:
+        count = jax.lax.psum(count, axis_name)
+    return count > 0
+
+
+def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
+    """`work()` if `flag` holds for any console of the batch, else
+    `unchanged` (what `work` gives where `flag` is off for all)."""
+    return jax.lax.cond(_any_in_batch(flag, axis_name), work,
+                        lambda: unchanged)
+
+
+def _collided(tia_state: tia.TIAState, reading: jax.Array, clock: jax.Array,
+              ystart: jax.Array, axis_name: str | None) -> tia.TIAState:
+    """The TIA as a read at `clock` sees it, for the consoles `reading`:
+    its collision latches drawn up to `clock` (`tia.collide`).
+
+    The draw is skipped when no console of the batch (`axis_name`) reads
+    the TIA at this access, which is most accesses: a `lax.cond` on the
+    whole batch, then a per-console select, so a console's state does not
+    depend on its batch. Skipping loses nothing: the latches only
+    accumulate, and the next draw from the frontier sets the same bits.
+    """
+    def collide():
+        latches = tia.collide(tia_state, clock, ystart).collision
+        return tia_state.set(collision=jnp.where(
+            reading, latches, tia_state.collision))
+    return _when_any(reading, axis_name, collide, tia_state)
 
 
 def _peek_cycles(board: Board, state: Console) -> jax.Array:
@@ -360,38 +422,29 @@ def _peek_cycles(board: Board, state: Console) -> jax.Array:
     return jnp.asarray(cpu6502.BASE_CYCLES)[opcode]
 
 
-def _keep(running: jax.Array, new: Console, old: Console) -> Console:
-    """`new` where `running`, else `old`, for every leaf but the screen
-    (whose row writes are gated by `running` themselves)."""
-    screen = new.tia.screen
-    kept = jax.tree.map(lambda a, b: jnp.where(running, a, b),
-                        new.replace(tia=new.tia.replace(screen=old.tia.screen)),
-                        old)
-    return kept.replace(tia=kept.tia.replace(screen=screen))
-
-
 def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
           axis_name: str | None):
-    """`cpu6502.step` on the Atari bus.
+    """`cpu6502.step` on the Atari bus, if `running`.
 
-    With a DPC chip compiled in, the instruction first runs speculatively,
-    with the chip's cheap part only; if any running console of the batch
-    (`axis_name`: the vmap axis of the batch, or None) touched chip data,
-    it runs again exactly, for all (a `lax.cond` on a batch-wide flag, so
-    instructions that touch no chip data pay for the cheap part only).
+    A TIA read sees the collisions up to the instruction's data access
+    cycle, without a draw (`_collided`). With a DPC chip compiled in, the
+    instruction first runs speculatively, with the chip's cheap part only;
+    if any running console of the batch (`axis_name`: the vmap axis of the
+    batch, or None) touched chip data, it runs again exactly, for all (a
+    `lax.cond` on a batch-wide flag, so instructions that touch no chip
+    data pay for the cheap part only).
     """
+    clock = (state.cpu.cycles + _peek_cycles(board, state)) * 3
+    bus = functools.partial(_bus, board, inputs, collide_clock=clock,
+                            axis_name=axis_name)
     if state.chips.dpc is None:
-        return cpu6502.step(state.cpu, state, _bus(board, inputs))
+        return cpu6502.step(state.cpu, state, bus(), running)
     state = state.replace(chips=state.chips.replace(
         dpc_touched=jnp.asarray(False)))
-    guess = cpu6502.step(state.cpu, state, _bus(board, inputs, True))
-    touched = (guess[1].chips.dpc_touched & running).astype(jnp.int32)
-    if axis_name is not None:
-        touched = jax.lax.psum(touched, axis_name)
-    cpu, after = jax.lax.cond(
-        touched > 0, lambda: cpu6502.step(state.cpu, state,
-                                          _bus(board, inputs)),
-        lambda: guess)
+    guess = cpu6502.step(state.cpu, state, bus(True), running)
+    cpu, after = _when_any(
+        guess[1].chips.dpc_touched & running, axis_name,
+        lambda: cpu6502.step(state.cpu, state, bus(), running), guess)
     return cpu, after.replace(chips=after.chips.replace(
         dpc_touched=jnp.asarray(False)))
 
@@ -399,13 +452,11 @@ def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
 def _execute(board: Board, inputs: Inputs, render, state: Console,
              running: jax.Array, axis_name: str | None = None) -> Console:
     """Run one instruction's CPU part if `running` (its TIA writes are
-    only logged). Its TIA reads see the collisions up to its access cycle,
-    without a draw."""
-    access_cycle = state.cpu.cycles + _peek_cycles(board, state)
-    begun = state.replace(tia=tia.collide(state.tia, access_cycle * 3,
-                                          board.ystart))
-    cpu, after = _step(board, inputs, begun, running, axis_name)
-    return _keep(running, after.replace(cpu=cpu), state)
+    only logged; every bus access of a console not running is disabled,
+    so its state stays as it was)."""
+    del render
+    cpu, after = _step(board, inputs, state, running, axis_name)
+    return after.replace(cpu=cpu)
 
 
 def _line_end_due(board: Board, inputs: Inputs, render, state: Console,

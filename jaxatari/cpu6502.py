@@ -791,21 +791,25 @@ def _branch(cpu: CPUState, ctl, offset):
     return taken, target, extra
 
 
-def step(cpu: CPUState, bus_state: BusState,
-         bus: Bus) -> tuple[CPUState, BusState]:
+def step(cpu: CPUState, bus_state: BusState, bus: Bus,
+         enabled: bool | jax.Array = True) -> tuple[CPUState, BusState]:
     """Execute one instruction.
 
     Args:
         cpu: the CPU state (unbatched; use `jax.vmap` for a batch).
         bus_state: the state the bus functions read and write.
         bus: the bus functions.
+        enabled: whether the CPU runs (a batch masks the CPUs that
+            wait); a CPU not enabled is left unchanged and its accesses
+            are disabled, so a bus that keeps its contract leaves the bus
+            state unchanged too.
 
     Returns:
         The new CPU state and bus state. A jammed CPU is left unchanged and
         makes no bus access. A bus that buffers writes may still hold this
         instruction's writes; `bus.settle` applies them.
     """
-    live = ~cpu.jammed
+    live = ~cpu.jammed & enabled
     bus_state = bus.settle(bus_state)
     bus_state, opcode = bus.read(bus_state, cpu.pc, cpu.cycles, live)
     ctl = jnp.asarray(CONTROL_TABLE)[opcode]
