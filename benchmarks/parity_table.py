@@ -170,8 +170,8 @@ def main() -> None:
         "run the (game, seed) pairs this many at a time, one lock-step "
         "batch after another (default: all in one). On the CPU a batch of "
         "one game's seeds, at most updates.KERNEL_MAX_BATCH consoles, runs "
-        "its frame loop as one kernel and keeps its consoles in step: "
-        "about 2.5x the frames per second of one batch of 171"))
+        "its frame loop as one kernel and keeps its consoles in step "
+        "(BENCHMARKS.md: 'Parity runs go fastest one game at a time')"))
     parser.add_argument("--part", default="1/1", help=(
         "K/N: run only every N-th (game, seed) pair from the K-th, to split "
         "the work over N processes (merge their --jsonl with --from-jsonl)"))

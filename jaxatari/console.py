@@ -15,7 +15,7 @@ byte's low 6 bits as noise. TIA *writes* are logged during the instruction
 (up to three: JSR and BRK can push into the TIA) and applied right after it,
 each drawing the screen up to its clock first. TIA *reads* see the collision
 latches as a draw up to the instruction's access cycle would leave them
-(`tia.collide`, computed at the read, for a TIA read only); the screen itself is
+(`tia.collide`, computed before the instruction runs); the screen is
 drawn up to the frame's last read only when the frame loop stops, which
 gives Stella's pixels because registers change only at writes. This is exact
 because M6502Low makes all of an instruction's data accesses at one cycle,
@@ -69,8 +69,10 @@ Work that no console of the batch needs is skipped by a `lax.cond` on a
 batch-wide flag (`_when_any`; a per-console flag would turn the cond into
 a select of both branches): a bus access that no console makes (the CPU
 has 12 access calls, 8 reads and 4 writes, and an instruction makes 1 to
-7 of them; each evaluates the cartridge, the RIOT and the TIA), and the collision draw before a TIA
-read, which most instructions do not make.
+7 of them; each evaluates the cartridge, the RIOT and the TIA). On the
+CPU this sped one game's batches up about twofold (BENCHMARKS.md); on a
+GPU, where a conditional inside a loop may cost a round trip to the host,
+it is not measured yet.
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
@@ -314,11 +316,9 @@ def reset_inputs(resets: int, cart_ram: bool = False,
 
 
 def _bus(board: Board, inputs: Inputs, speculate: bool = False,
-         collide_clock: jax.Array | None = None,
          axis_name: str | None = None) -> cpu6502.Bus:
     """The Atari bus; `speculate` (static) only notes DPC chip accesses
-    (`cart.read`). A TIA read sees the collision latches drawn up to
-    `collide_clock` (the instruction's data access; `_collided`), if given.
+    (`cart.read`).
 
     An access that no console of the batch (`axis_name`) makes is skipped
     (`_when_any`): an instruction makes 1 to 7 of the CPU's 12 access
@@ -334,15 +334,13 @@ def _bus(board: Board, inputs: Inputs, speculate: bool = False,
         new_riot, riot_value = riot.read(state.riot, address, cycle,
                                          inputs.swcha, inputs.swchb,
                                          enabled & in_riot)
-        seen = state.tia if collide_clock is None else _collided(
-            state.tia, in_tia, collide_clock, board.ystart, axis_name)
-        tia_value = tia.read(seen, address, cycle, state.data_bus,
+        tia_value = tia.read(state.tia, address, cycle, state.data_bus,
                              inputs._asdict())
         value = jnp.where(in_cart, cart_value,
                           jnp.where(in_riot, riot_value, tia_value))
         return state.replace(
             segments=segments, chips=chips, riot=new_riot,
-            tia=tia.note_read(seen, cycle * 3, in_tia),
+            tia=tia.note_read(state.tia, cycle * 3, in_tia),
             data_bus=jnp.where(enabled, value, state.data_bus),
             last_read=state.last_read | enabled), value
 
@@ -396,24 +394,6 @@ def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
                         lambda: unchanged)
 
 
-def _collided(tia_state: tia.TIAState, reading: jax.Array, clock: jax.Array,
-              ystart: jax.Array, axis_name: str | None) -> tia.TIAState:
-    """The TIA as a read at `clock` sees it, for the consoles `reading`:
-    its collision latches drawn up to `clock` (`tia.collide`).
-
-    The draw is skipped when no console of the batch (`axis_name`) reads
-    the TIA at this access, which is most accesses: a `lax.cond` on the
-    whole batch, then a per-console select, so a console's state does not
-    depend on its batch. Skipping loses nothing: the latches only
-    accumulate, and the next draw from the frontier sets the same bits.
-    """
-    def collide():
-        latches = tia.collide(tia_state, clock, ystart).collision
-        return tia_state.set(collision=jnp.where(
-            reading, latches, tia_state.collision))
-    return _when_any(reading, axis_name, collide, tia_state)
-
-
 def _peek_cycles(board: Board, state: Console) -> jax.Array:
     """Base cycles of the instruction at PC (its data accesses happen at
     `cycles + this`), read without side effects."""
@@ -427,7 +407,9 @@ def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
     """`cpu6502.step` on the Atari bus, if `running`.
 
     A TIA read sees the collisions up to the instruction's data access
-    cycle, without a draw (`_collided`). With a DPC chip compiled in, the
+    cycle, drawn before it runs without moving the frontier (a draw at the
+    read itself would be traced at each of the CPU's 8 read calls: twice
+    the compile time). With a DPC chip compiled in, the
     instruction first runs speculatively, with the chip's cheap part only;
     if any running console of the batch (`axis_name`: the vmap axis of the
     batch, or None) touched chip data, it runs again exactly, for all (a
@@ -435,8 +417,10 @@ def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
     data pay for the cheap part only).
     """
     clock = (state.cpu.cycles + _peek_cycles(board, state)) * 3
-    bus = functools.partial(_bus, board, inputs, collide_clock=clock,
-                            axis_name=axis_name)
+    latches = tia.collide(state.tia, clock, board.ystart).collision
+    state = state.replace(tia=state.tia.set(collision=jnp.where(
+        running, latches, state.tia.collision)))
+    bus = functools.partial(_bus, board, inputs, axis_name=axis_name)
     if state.chips.dpc is None:
         return cpu6502.step(state.cpu, state, bus(), running)
     state = state.replace(chips=state.chips.replace(
@@ -556,8 +540,9 @@ def _apply_tia_writes(state: Console, running: jax.Array, write_each,
 
 def _compacts(batched, pc: jax.Array) -> bool:
     """Whether a batch draws its TIA writes compacted: a batch of more
-    than `updates.KERNEL_MAX_BATCH` that mixes games (a batched board). Consoles sharing one game's
-    board mostly write in step, so gathering them would cost passes."""
+    than `updates.KERNEL_MAX_BATCH` that mixes games (a batched board).
+    Consoles sharing one game's board mostly write in step, so gathering
+    them would cost passes."""
     return (batched is not None and batched[0].cart.image == 0
             and bool(compacted_size(pc.shape[0])))
 
