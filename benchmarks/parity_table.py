@@ -195,14 +195,14 @@ def main() -> None:
         commit = _commit()
         checkpoints = args.checkpoints and parity.Checkpoints(
             args.checkpoints, args.every, commit)
-        results = []
-        for start in range(0, len(runs), args.batch or len(runs) or 1):
-            batch = runs[start:start + (args.batch or len(runs))]
-            results += parity.run_many(batch, args.steps,
-                                       progress=args.progress,
-                                       checkpoints=checkpoints)
-            for result in results:
+        results, size = [], args.batch or max(len(runs), 1)
+        for start in range(0, len(runs), size):
+            batch = parity.run_many(runs[start:start + size], args.steps,
+                                    progress=args.progress,
+                                    checkpoints=checkpoints)
+            for result in batch:
                 result["commit"] = "+".join(result.get("commits", [commit]))
+            results += batch
             if args.jsonl:   # each batch's results as soon as it ends
                 args.jsonl.write_text("".join(
                     json.dumps(r) + "\n" for r in results))

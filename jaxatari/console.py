@@ -365,10 +365,10 @@ def _bus(board: Board, inputs: Inputs, speculate: bool = False,
             last_read=state.last_read & ~enabled)
 
     def skipping_read(state: Console, address, cycle, enabled):
-        return _when_any(enabled, axis_name, lambda: (
-            lambda new, value: (new, value.astype(jnp.int32)))(
-                *read(state, address, cycle, enabled)),
-            (state, jnp.int32(0)))
+        def access():
+            new, value = read(state, address, cycle, enabled)
+            return new, value.astype(jnp.int32)
+        return _when_any(enabled, axis_name, access, (state, jnp.int32(0)))
 
     def skipping_write(state: Console, address, value, cycle, enabled):
         return _when_any(enabled, axis_name, lambda: write(
@@ -377,21 +377,15 @@ def _bus(board: Board, inputs: Inputs, speculate: bool = False,
     return cpu6502.Bus(read=skipping_read, write=skipping_write)
 
 
-def _any_in_batch(flag: jax.Array, axis_name: str | None) -> jax.Array:
-    """Whether `flag` holds for any console of the batch (`axis_name`: its
-    vmap axis, or None for one console), as a predicate that `lax.cond`
-    branches on under vmap too."""
+def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
+    """`work()` if `flag` holds for any console of the batch (`axis_name`:
+    its vmap axis, or None for one console), else `unchanged` (what `work`
+    gives where `flag` is off for all). The flag is summed over the batch
+    so that `lax.cond` branches under vmap too, not selects."""
     count = flag.astype(jnp.int32)
     if axis_name is not None:
         count = jax.lax.psum(count, axis_name)
-    return count > 0
-
-
-def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
-    """`work()` if `flag` holds for any console of the batch, else
-    `unchanged` (what `work` gives where `flag` is off for all)."""
-    return jax.lax.cond(_any_in_batch(flag, axis_name), work,
-                        lambda: unchanged)
+    return jax.lax.cond(count > 0, work, lambda: unchanged)
 
 
 def _peek_cycles(board: Board, state: Console) -> jax.Array:
@@ -765,7 +759,7 @@ def refit(state: Console, features: Features) -> Console:
     Raises:
         ValueError: `features.rows` cut rows that the TIA draws.
     """
-    drawn = int(np.max(np.asarray(state.tia.regs["height"])))
+    drawn = int(tia.display_height(state.tia))
     if features.rows < drawn:
         raise ValueError(f"{features.rows} screen rows cannot hold the "
                          f"{drawn} rows this console draws")
