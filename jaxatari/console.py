@@ -14,13 +14,16 @@ Every access puts its byte on the data bus; TIA reads return that previous
 byte's low 6 bits as noise. TIA *writes* are logged during the instruction
 (up to three: JSR and BRK can push into the TIA) and applied right after it,
 each drawing the screen up to its clock first. TIA *reads* see the collision
-latches as a draw up to the instruction's access cycle would leave them
-(`tia.collide`, computed before the instruction runs); the screen is
-drawn up to the frame's last read only when the frame loop stops, which
+latches as a draw up to the read's cycle would leave them (`tia.collide`,
+computed before the instruction runs, and only for an instruction that may
+read a latch: `_collision_read` plans its accesses by peeking); the screen
+is drawn up to the frame's last read only when the frame loop stops, which
 gives Stella's pixels because registers change only at writes. This is exact
-because M6502Low makes all of an instruction's data accesses at one cycle,
-its end (a page-crossing indexed TIA read, one cycle later, is the
-exception: it sees collisions one CPU cycle early).
+because M6502Low makes all of an instruction's accesses at one cycle, its
+end, save that a page-crossing penalty delays the data read by one, and the
+plan knows which (only an instruction that read latches both before and
+after its penalty, through a (zp),Y pointer in the TIA, would see the first
+read's latches one cycle late).
 
 The frame loop
 --------------
@@ -388,32 +391,70 @@ def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
     return jax.lax.cond(count > 0, work, lambda: unchanged)
 
 
-def _peek_cycles(board: Board, state: Console) -> jax.Array:
-    """Base cycles of the instruction at PC (its data accesses happen at
-    `cycles + this`), read without side effects."""
-    opcode = cartridge.opcode_byte(board.cart, state.segments, state.chips,
-                                   state.cpu.pc)
-    return jnp.asarray(cpu6502.BASE_CYCLES)[opcode]
+def _peek(board: Board, state: Console, address: jax.Array):
+    """The byte at `address` without side effects, and whether that is
+    what a real read would give: cart ROM (and Superchip RAM) away from
+    hotspots and DPC registers, or RIOT RAM."""
+    address = jnp.asarray(address, jnp.int32)
+    in_cart = (address & 0x1000) != 0
+    offset = address & 0xFFF
+    cart_plain = (board.cart.hotspot_mask[offset] == 0) & ~(
+        board.cart.dpc & (offset < 0x80))
+    riot_ram = (address & 0x1280) == 0x80
+    value = jnp.where(in_cart, cartridge.opcode_byte(
+        board.cart, state.segments, state.chips, address),
+        state.riot.ram[address & 0x7F].astype(jnp.int32))
+    return value, jnp.where(in_cart, cart_plain, riot_ram)
+
+
+def _collision_read(board: Board, state: Console, running: jax.Array):
+    """Whether the next instruction may read a collision latch, and the
+    clock of that read.
+
+    The instruction is planned by `cpu6502.step` on a bus that only peeks
+    (`_peek`) and notes each read; only its addresses are used, so XLA
+    keeps little more than the address arithmetic. The bytes that later
+    addresses come from (the opcode, operands, pointers and pulled return
+    address: the first four reads) must be peeked truly; where one is not
+    (a hotspot, a DPC register, the TIA or the RIOT's ports) the answer is
+    a conservative yes, at the instruction's planned data cycle.
+    """
+    def note(reads, address, cycle, enabled):
+        value, plain = _peek(board, state, address)
+        return reads + ((address, cycle, enabled, plain),), value
+
+    _, reads = cpu6502.step(state.cpu, (), cpu6502.Bus(
+        read=note, write=lambda reads, *_: reads), running)
+    address, cycle, enabled, plain = (jnp.stack(column)
+                                      for column in zip(*reads))
+    collision = enabled & ((address & 0x1080) == 0) & ((address & 0xF) < 8)
+    unsure = jnp.any(enabled[:4] & ~plain[:4])
+    clock = jnp.where(jnp.any(collision), jnp.max(jnp.where(
+        collision, cycle, 0)), jnp.max(jnp.where(enabled, cycle, 0))) * 3
+    return jnp.any(collision) | unsure, clock
 
 
 def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
           axis_name: str | None):
     """`cpu6502.step` on the Atari bus, if `running`.
 
-    A TIA read sees the collisions up to the instruction's data access
-    cycle, drawn before it runs without moving the frontier (a draw at the
-    read itself would be traced at each of the CPU's 8 read calls: twice
-    the compile time). With a DPC chip compiled in, the
+    A TIA read sees the collisions up to its cycle, drawn before the
+    instruction runs without moving the frontier, and only where some
+    console of the batch may read a latch (`_collision_read`; a draw at
+    the read itself would be traced at each of the CPU's 8 read calls:
+    twice the compile time). With a DPC chip compiled in, the
     instruction first runs speculatively, with the chip's cheap part only;
     if any running console of the batch (`axis_name`: the vmap axis of the
     batch, or None) touched chip data, it runs again exactly, for all (a
     `lax.cond` on a batch-wide flag, so instructions that touch no chip
     data pay for the cheap part only).
     """
-    clock = (state.cpu.cycles + _peek_cycles(board, state)) * 3
-    latches = tia.collide(state.tia, clock, board.ystart).collision
-    state = state.replace(tia=state.tia.set(collision=jnp.where(
-        running, latches, state.tia.collision)))
+    reads, clock = _collision_read(board, state, running)
+    latches = lambda: tia.collide(state.tia, clock, board.ystart).collision
+    state = state.replace(tia=state.tia.set(collision=_when_any(
+        reads, axis_name, lambda: jnp.where(reads, latches(),
+                                            state.tia.collision),
+        state.tia.collision)))
     bus = functools.partial(_bus, board, inputs, axis_name=axis_name)
     if state.chips.dpc is None:
         return cpu6502.step(state.cpu, state, bus(), running)
