@@ -449,9 +449,11 @@ class AtariEnv:
         return palette.to_rgb(screen, self.display_format)
 
     def reset(self, key: jax.Array, params: EnvParams):
-        """Pick one of the cached post-reset states (a copy, no emulation)."""
+        """Pick one of the cached post-reset states (a copy, no emulation),
+        uniformly among all that `params.reset_states` holds."""
         _check_params(params)
-        index = jax.random.randint(key, (), 0, self.num_reset_states)
+        count = jax.tree.leaves(params.reset_states)[0].shape[0]
+        index = jax.random.randint(key, (), 0, count)
         state = jax.tree.map(lambda x: x[index], params.reset_states)
         return self.observation(state, params), state
 
@@ -470,34 +472,61 @@ class AtariEnv:
             "applied_actions"}; `applied_actions` is int32[frameskip], the
             ALE action id each emulated frame got after sticky actions.
         """
-        _check_params(params)
-        ale_action = to_ale_action(self.played_actions, action)
-        sticky_key, reset_key = jax.random.split(key)
-        applied_actions = sticky_actions(
-            sticky_key, state.action, ale_action,
-            params.repeat_action_probability, params.frameskip)
-        # The frames before the last are not drawn: one scanned copy of the
-        # frame program serves them, whatever the frameskip.
-        carry = (state, jnp.int32(0))
-        if params.frameskip > 1:
-            carry, _ = jax.lax.scan(
-                lambda c, a: (self._skip_frame(c, a, params, False), None),
-                carry, applied_actions[:-1])
-        state, total = self._skip_frame(carry, applied_actions[-1], params,
-                                        True)
-        terminated = state.terminal
-        truncated = self._game_over(state, params) & ~terminated
-        done = terminated | truncated
-        info = {"lives": state.lives,
-                "episode_frame_number": state.episode_frame,
-                "terminated": terminated, "truncated": truncated,
-                "applied_actions": applied_actions}
-        obs = self.observation(state, params)
+        step_key, reset_key = jax.random.split(key)
+        obs, state, total, done, info = self.step_env(step_key, state,
+                                                      action, params)
         reset_obs, reset_state = self.reset(reset_key, params)
         state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
                              state)
         obs = jnp.where(done, reset_obs, obs)
         return obs, state, total, done, info
+
+    def step_env(self, key: jax.Array, state: EnvState, action: jax.Array,
+                 params: EnvParams, pooled: int = 1):
+        """`step` without the auto-reset (gymnax's `step_env`).
+
+        Args:
+            key, state, action, params: as `step`.
+            pooled: the observation is the elementwise maximum of the
+                observations after the last `pooled` frames (1 or 2; 2 is
+                the max-pooling of Gymnasium's `AtariPreprocessing`). Only
+                those frames are drawn.
+
+        Returns:
+            As `step`; when done, the state and observation are the last
+            frame's, not a reset's.
+        """
+        _check_params(params)
+        if pooled not in (1, 2) or pooled > params.frameskip:
+            raise ValueError(f"pooled must be 1 or 2 and at most the "
+                             f"frameskip ({params.frameskip}), got {pooled}")
+        ale_action = to_ale_action(self.played_actions, action)
+        applied_actions = sticky_actions(
+            key, state.action, ale_action, params.repeat_action_probability,
+            params.frameskip)
+        # The frames before the pooled ones are not drawn: one scanned copy
+        # of the frame program serves them, whatever the frameskip.
+        carry = (state, jnp.int32(0))
+        if params.frameskip > pooled:
+            carry, _ = jax.lax.scan(
+                lambda c, a: (self._skip_frame(c, a, params, False), None),
+                carry, applied_actions[:-pooled])
+        if pooled == 2:
+            carry = self._skip_frame(carry, applied_actions[-2], params,
+                                     True)
+            earlier = self.observation(carry[0], params)
+        state, total = self._skip_frame(carry, applied_actions[-1], params,
+                                        True)
+        obs = self.observation(state, params)
+        if pooled == 2:
+            obs = jnp.maximum(earlier, obs)
+        terminated = state.terminal
+        truncated = self._game_over(state, params) & ~terminated
+        info = {"lives": state.lives,
+                "episode_frame_number": state.episode_frame,
+                "terminated": terminated, "truncated": truncated,
+                "applied_actions": applied_actions}
+        return obs, state, total, terminated | truncated, info
 
     def _skip_frame(self, carry: tuple[EnvState, jax.Array],
                     applied: jax.Array, params: EnvParams,

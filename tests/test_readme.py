@@ -23,3 +23,13 @@ def test_readme_quickstart_has_exactly_two_commands():
     commands = re.findall(r"```bash\n(.*?)\n```", quickstart, re.S)
     assert commands == ['pip install -e . && python benchmarks/cpu.py',
                         'pip install -e ".[test]" && python -m pytest']
+
+
+def test_readme_preprocessing_example_runs():
+    text = README.read_text()
+    section = text.split("## Preprocessing")[1].split("\n## ")[0]
+    code = re.search(r"```\n(.*?)```", section, re.S).group(1)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["obs"].shape == (84, 84)
+    assert str(scope["obs"].dtype) == "uint8"

@@ -1,0 +1,222 @@
+"""The standard Atari preprocessing, on the device, as pure jittable wrappers.
+
+Gymnasium's `AtariPreprocessing` (over an ale-py env with frameskip 1) does,
+per agent step:
+
+* repeat the action `frame_skip` times, summing the rewards, and stop early
+  when the episode ends;
+* take ALE's grayscale screen (`getScreenGrayscale`: the palette's gray) after
+  the last two of those frames and keep their elementwise maximum;
+* shrink it to 84x84 with OpenCV's `INTER_AREA`;
+* at reset, play 1 to `noop_max` NOOP frames (uniformly drawn);
+* with `terminal_on_life_loss`, end the episode when a life is lost.
+
+`AtariPreprocessing` here does the same around an `AtariEnv`, in the gymnax
+convention (`reset(key, params)`, `step(key, state, action, params)`), with
+`EnvParams.frameskip` as the frame skip. Only the two pooled frames are drawn
+(`AtariEnv.step_env(..., pooled=2)`). The NOOP starts cost nothing at run
+time: NOOP frames after a reset are deterministic (the sticky action at a
+reset is NOOP, so stickiness cannot change them), so `make_params` plays
+them on the host once and the reset draws among the resulting states.
+
+`area_resize` is OpenCV's `INTER_AREA` for a shrink by a non-integer factor,
+to the bit: each output pixel is the area-weighted mean of the input pixels
+its cell covers, with OpenCV's float32 weights, summed in its order (along
+a row first, then down the rows) and rounded half to even. The exact
+rational mean differs from OpenCV's only where it is a tie (x.5), and there
+only the float32 sums decide, so each product must be rounded before its
+add (fused into one multiply-add, which rounds once, some ties flip).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxatari import environment
+
+_CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
+
+
+def area_table(size_in: int, size_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's `INTER_AREA` taps for one axis of a shrink.
+
+    Returns:
+        (sources int32[size_out, 3], weights float32[size_out, 3]): for
+        each output pixel, the input pixels its cell covers, in order, and
+        their weights (overlap / cell width, rounded to float32). Unused
+        taps have weight 0.
+    """
+    if size_out > size_in:
+        raise ValueError(f"area_resize only shrinks: {size_in} -> {size_out}")
+    scale = size_in / size_out
+    taps = max(1, math.ceil(scale) + 1)
+    sources = np.zeros((size_out, taps), np.int32)
+    weights = np.zeros((size_out, taps), np.float32)
+    for out in range(size_out):
+        start, end = out * scale, (out + 1) * scale
+        cell = min(scale, size_in - start)
+        first = min(math.ceil(start), size_in - 1)
+        last = min(math.floor(end), size_in - 1)
+        first = min(first, last)
+        row = []
+        if first - start > _CV_EPSILON:
+            row.append((first - 1, (first - start) / cell))
+        row += [(source, 1.0 / cell) for source in range(first, last)]
+        if end - last > _CV_EPSILON:
+            row.append((last, min(min(end - last, 1.0), cell) / cell))
+        for tap, (source, weight) in enumerate(row):
+            sources[out, tap], weights[out, tap] = source, weight
+    return sources, weights
+
+
+def _weighted_sum(values: jax.Array, sources: np.ndarray,
+                  weights: np.ndarray, axis: int) -> jax.Array:
+    """sum_k values[sources[:, k]] * weights[:, k] along `axis`, one float32
+    product and add at a time, in tap order, each rounded."""
+    total = jnp.zeros((), jnp.float32)
+    for tap in range(sources.shape[1]):
+        picked = jnp.take(values, jnp.asarray(sources[:, tap]), axis=axis)
+        shape = [1] * values.ndim
+        shape[axis] = sources.shape[0]
+        product = picked * jnp.asarray(weights[:, tap]).reshape(shape)
+        # Rounded to float32 before the add, as OpenCV rounds it. A
+        # multiply that feeds an add straight is fused into one
+        # multiply-add (one rounding) by the compiler; the `where` (a
+        # no-op: products are >= 0) stands between them.
+        total = total + jnp.where(product >= 0, product, 0.0)
+    return total
+
+
+def area_resize(frames: jax.Array, height: int, width: int) -> jax.Array:
+    """OpenCV's `cv2.resize(frame, (width, height), interpolation=
+    cv2.INTER_AREA)` for uint8 frames, shrinking by non-integer factors.
+
+    Args:
+        frames: uint8[..., H, W] (gray) or uint8[..., H, W, C].
+        height, width: the output size.
+
+    Returns:
+        uint8[..., height, width(, C)].
+    """
+    gray = frames.ndim >= 2 and frames.shape[-1] != 3
+    row_axis = frames.ndim - (2 if gray else 3)
+    size_in = frames.shape[row_axis], frames.shape[row_axis + 1]
+    size_out = (height, width)
+    if size_in != size_out and all(n % m == 0 for n, m in zip(size_in,
+                                                               size_out)):
+        raise ValueError(f"{size_in} -> {size_out}: integer factors take "
+                         "OpenCV's other area path, not written here")
+    values = frames.astype(jnp.float32)
+    across = _weighted_sum(values, *area_table(size_in[1], width),
+                           axis=row_axis + 1)
+    down = _weighted_sum(across, *area_table(size_in[0], height),
+                         axis=row_axis)
+    return jnp.clip(jnp.round(down), 0, 255).astype(jnp.uint8)
+
+
+@struct.dataclass
+class PreprocessedState:
+    """The wrapped env's state and the lives it had at the last step."""
+    env_state: environment.EnvState
+    lives: jax.Array
+
+
+class AtariPreprocessing:
+    """Gymnasium's `AtariPreprocessing` over a jaxatari `AtariEnv`.
+
+    Its defaults are Gymnasium's: 84x84, grayscale, no life-loss terminal,
+    uint8 observations. The frame skip is `params.frameskip`; `noop_max`
+    goes to `make_params`. `step` auto-resets, as `AtariEnv.step` does.
+    """
+
+    def __init__(self, env: environment.AtariEnv,
+                 screen_size: int | tuple[int, int] = 84,
+                 terminal_on_life_loss: bool = False,
+                 grayscale_obs: bool = True, scale_obs: bool = False):
+        self.env = env
+        width, height = ((screen_size, screen_size)
+                         if isinstance(screen_size, int) else screen_size)
+        self.screen_size = (width, height)
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.grayscale_obs = grayscale_obs
+        self.scale_obs = scale_obs
+
+    def make_params(self, noop_max: int = 30, **fields: Any
+                    ) -> environment.EnvParams:
+        """The env's params with its resets followed by 1 to `noop_max`
+        NOOP frames (`noop_max` 0: the resets themselves).
+
+        Args:
+            noop_max: the most NOOP frames after a reset.
+            **fields: `AtariEnv.make_params` arguments (mode, difficulty,
+                frameskip, repeat_action_probability, ...); `obs_type` is
+                set by the wrapper.
+        """
+        if noop_max < 0:
+            raise ValueError(f"noop_max must be >= 0, got {noop_max}")
+        obs_type = "grayscale" if self.grayscale_obs else "rgb"
+        params = self.env.make_params(obs_type=obs_type, **fields)
+        if noop_max == 0:
+            return params
+        starts = [jax.tree.map(lambda x, k=k: x[k], params.reset_states)
+                  for k in range(len(jax.tree.leaves(params.reset_states)[0]))]
+        states = [state for start in starts
+                  for state in self._noop_starts(start, noop_max, params)]
+        return params.replace(reset_states=jax.tree.map(
+            lambda *xs: jnp.stack(xs), *states))
+
+    def _noop_starts(self, start: environment.EnvState, noop_max: int,
+                     params: environment.EnvParams):
+        """The states after 1..noop_max NOOP frames from `start`; a frame
+        that ends the game starts over from `start`, as Gymnasium resets."""
+        state, states = start, []
+        for _ in range(noop_max):
+            state = self.env._frame(state.replace(action=jnp.int32(0)),
+                                    jnp.int32(0), jnp.int32(0),
+                                    jnp.int32(params.difficulty), True)
+            if bool(self.env._game_over(state, params)):
+                state = start
+            states.append(state)
+        return states
+
+    def observation(self, frames: jax.Array) -> jax.Array:
+        """Pooled gray (or RGB) frames resized, scaled if asked."""
+        width, height = self.screen_size
+        obs = area_resize(frames, height, width)
+        return obs.astype(jnp.float32) / 255.0 if self.scale_obs else obs
+
+    def reset(self, key: jax.Array, params: environment.EnvParams):
+        """A reset (after its NOOP frames): (obs, state)."""
+        frames, env_state = self.env.reset(key, params)
+        return self.observation(frames), PreprocessedState(
+            env_state=env_state, lives=env_state.lives)
+
+    def step(self, key: jax.Array, state: PreprocessedState,
+             action: jax.Array, params: environment.EnvParams):
+        """One agent step; auto-resets when done.
+
+        Returns:
+            (obs, state, reward, done, info) as `AtariEnv.step`; with
+            `terminal_on_life_loss`, `info["terminated"]` is also set by a
+            lost life.
+        """
+        step_key, reset_key = jax.random.split(key)
+        pooled = 2 if params.frameskip > 1 else 1
+        frames, env_state, reward, done, info = self.env.step_env(
+            step_key, state.env_state, action, params, pooled)
+        if self.terminal_on_life_loss:
+            lost = env_state.lives < state.lives
+            info = {**info, "terminated": info["terminated"] | lost}
+            done = done | lost
+        obs = self.observation(frames)
+        reset_obs, reset_state = self.reset(reset_key, params)
+        stepped = PreprocessedState(env_state=env_state,
+                                    lives=env_state.lives)
+        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
+                             stepped)
+        return jnp.where(done, reset_obs, obs), state, reward, done, info

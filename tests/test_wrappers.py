@@ -1,0 +1,107 @@
+"""`jaxatari.wrappers` against OpenCV and Gymnasium's `AtariPreprocessing`
+over ale-py, on the same action streams, without sticky actions."""
+import cv2
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ale_py
+from jaxatari import environment, wrappers
+
+gymnasium.register_envs(ale_py)
+
+
+def test_area_resize_is_opencvs_inter_area():
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (16, 210, 160), dtype=np.uint8)
+    # Flat regions and sharp edges make the x.5 ties that only OpenCV's
+    # float32 sums decide.
+    frames[8:] = (frames[8:] // 64) * 85
+    ours = np.asarray(jax.jit(lambda f: wrappers.area_resize(f, 84, 84))(
+        frames))
+    for frame, mine in zip(frames, ours):
+        want = cv2.resize(frame, (84, 84), interpolation=cv2.INTER_AREA)
+        np.testing.assert_array_equal(mine, want)
+
+
+def test_area_resize_keeps_rgb_channels():
+    rng = np.random.default_rng(1)
+    frame = rng.integers(0, 256, (210, 160, 3), dtype=np.uint8)
+    want = cv2.resize(frame, (64, 100), interpolation=cv2.INTER_AREA)
+    np.testing.assert_array_equal(
+        np.asarray(wrappers.area_resize(jnp.asarray(frame), 100, 64)), want)
+
+
+def test_area_resize_refuses_integer_factors():
+    with pytest.raises(ValueError, match="integer factors"):
+        wrappers.area_resize(jnp.zeros((210, 160), jnp.uint8), 105, 80)
+
+
+GAMES = {"breakout": "Breakout", "pong": "Pong", "seaquest": "Seaquest"}
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_observations_equal_gymnasium_atari_preprocessing(game):
+    steps = 120
+    reference = gymnasium.wrappers.AtariPreprocessing(
+        gymnasium.make(f"ALE/{GAMES[game]}-v5", frameskip=1,
+                       repeat_action_probability=0.0),
+        noop_max=0, frame_skip=4)
+    obs_ref, _ = reference.reset(seed=0)
+    env = wrappers.AtariPreprocessing(environment.AtariEnv(game))
+    params = env.make_params(noop_max=0, frameskip=4,
+                             repeat_action_probability=0.0)
+    first = jax.tree.map(lambda x: x[0], params.reset_states)  # ALE's first
+    obs = env.observation(env.env.observation(first, params))
+    state = wrappers.PreprocessedState(env_state=first, lives=first.lives)
+    np.testing.assert_array_equal(np.asarray(obs), obs_ref)
+    step = jax.jit(env.step)
+    rng = np.random.default_rng(7)
+    count = len(env.env.action_set)
+    for t in range(steps):
+        action = int(rng.integers(count))
+        obs_ref, reward_ref, term, trunc, _ = reference.step(action)
+        obs, state, reward, done, info = step(jax.random.key(t), state,
+                                              jnp.int32(action), params)
+        assert float(reward) == reward_ref, t
+        assert bool(done) == (term or trunc), t
+        if term or trunc:
+            break
+        np.testing.assert_array_equal(np.asarray(obs), obs_ref,
+                                      err_msg=f"step {t}")
+
+
+def test_noop_starts_are_gymnasiums():
+    """Gymnasium's reset plays 1..noop_max NOOPs; the reset state with the
+    same episode frame number in the first reset's block is ALE's."""
+    noop_max = 12
+    env = wrappers.AtariPreprocessing(environment.AtariEnv("breakout",
+                                                           num_reset_states=1))
+    params = env.make_params(noop_max=noop_max, frameskip=4,
+                             repeat_action_probability=0.0)
+    frames = np.asarray(params.reset_states.episode_frame)
+    assert frames.shape == (noop_max,)
+    assert (np.diff(frames) == 1).all()
+    reset_obs = jax.jit(env.reset)
+    seen = set()
+    for seed in range(4):
+        reference = gymnasium.wrappers.AtariPreprocessing(
+            gymnasium.make("ALE/Breakout-v5", frameskip=1,
+                           repeat_action_probability=0.0),
+            noop_max=noop_max, frame_skip=4)
+        obs_ref, _ = reference.reset(seed=seed)
+        frame = reference.unwrapped.ale.getEpisodeFrameNumber()
+        (index,) = np.flatnonzero(frames == frame)
+        seen.add(int(index))
+        state = jax.tree.map(lambda x: x[index], params.reset_states)
+        obs = env.observation(env.env.observation(state, params))
+        np.testing.assert_array_equal(np.asarray(obs), obs_ref)
+        ram = reference.unwrapped.ale.getRAM()
+        np.testing.assert_array_equal(np.asarray(env.env.ram(state)), ram)
+    assert len(seen) > 1
+    # reset draws among all noop starts
+    indices = {int(reset_obs(jax.random.key(k), params)[1].env_state
+                   .episode_frame) for k in range(40)}
+    assert len(indices) > noop_max // 2
