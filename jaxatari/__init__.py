@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 from jaxatari.environment import (  # noqa: E402
     AtariEnv, EnvParams, EnvState, make, make_from_rom)
 from jaxatari.games import list_games  # noqa: E402
+from jaxatari.wrappers import make_atari  # noqa: E402
 
 __all__ = ["AtariEnv", "EnvParams", "EnvState", "cpu6502", "flatbus",
-           "list_games", "make", "make_from_rom"]
+           "list_games", "make", "make_atari", "make_from_rom"]

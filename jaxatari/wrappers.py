@@ -40,6 +40,7 @@ from flax import struct
 from jaxatari import environment
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
+FIRE = 1  # ALE's PLAYER_A_FIRE
 
 
 def area_table(size_in: int, size_out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +120,19 @@ def area_resize(frames: jax.Array, height: int, width: int) -> jax.Array:
     return jnp.clip(jnp.round(down), 0, 255).astype(jnp.uint8)
 
 
+class _Wrapper:
+    """Passes what it does not define (params, action sets, ...) on to the
+    env it wraps."""
+
+    def __init__(self, env: Any):
+        self.env = env
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "env":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
 @struct.dataclass
 class PreprocessedState:
     """The wrapped env's state and the lives it had at the last step."""
@@ -126,7 +140,7 @@ class PreprocessedState:
     lives: jax.Array
 
 
-class AtariPreprocessing:
+class AtariPreprocessing(_Wrapper):
     """Gymnasium's `AtariPreprocessing` over a jaxatari `AtariEnv`.
 
     Its defaults are Gymnasium's: 84x84, grayscale, no life-loss terminal,
@@ -138,7 +152,7 @@ class AtariPreprocessing:
                  screen_size: int | tuple[int, int] = 84,
                  terminal_on_life_loss: bool = False,
                  grayscale_obs: bool = True, scale_obs: bool = False):
-        self.env = env
+        super().__init__(env)
         width, height = ((screen_size, screen_size)
                          if isinstance(screen_size, int) else screen_size)
         self.screen_size = (width, height)
@@ -146,38 +160,64 @@ class AtariPreprocessing:
         self.grayscale_obs = grayscale_obs
         self.scale_obs = scale_obs
 
-    def make_params(self, noop_max: int = 30, **fields: Any
+    def make_params(self, noop_max: int = 30, noop_min: int = 1,
+                    fire_reset: bool = False, **fields: Any
                     ) -> environment.EnvParams:
-        """The env's params with its resets followed by 1 to `noop_max`
-        NOOP frames (`noop_max` 0: the resets themselves).
+        """The env's params with its resets followed by the start frames.
+
+        Each reset state is followed by one start per draw d in `noop_min`
+        ..`noop_max` (so `reset` draws d uniformly): FIRE for one frame if
+        `fire_reset` (and the game has FIRE), then d NOOP frames, one
+        fewer after a FIRE. Gymnasium's `AtariPreprocessing`: d in
+        1..noop_max, no FIRE (the defaults). ale-py's `AtariVectorEnv`:
+        d in 0..noop_max - 1 and FIRE (`make_atari`). `noop_max` 0: the
+        resets themselves.
 
         Args:
-            noop_max: the most NOOP frames after a reset.
+            noop_max, noop_min: the range of the draw.
+            fire_reset: press FIRE for a frame first, where the game's
+                action set has it.
             **fields: `AtariEnv.make_params` arguments (mode, difficulty,
                 frameskip, repeat_action_probability, ...); `obs_type` is
                 set by the wrapper.
+
+        Raises:
+            ValueError: a bad range, or FIRE starts with sticky actions
+                (the frames after FIRE would then be random).
         """
-        if noop_max < 0:
-            raise ValueError(f"noop_max must be >= 0, got {noop_max}")
+        if noop_min < 0 or (noop_max and not noop_min <= noop_max):
+            raise ValueError(f"need 0 <= noop_min <= noop_max, got "
+                             f"{noop_min}..{noop_max}")
+        fire = fire_reset and FIRE in self.env.action_set
+        if fire and fields.get("repeat_action_probability", 0.25) > 0:
+            raise ValueError("fire_reset needs repeat_action_probability=0:"
+                             " with sticky actions the NOOPs after FIRE may"
+                             " repeat it")
         obs_type = "grayscale" if self.grayscale_obs else "rgb"
         params = self.env.make_params(obs_type=obs_type, **fields)
-        if noop_max == 0:
+        if noop_max == 0 and not fire:
             return params
-        starts = [jax.tree.map(lambda x, k=k: x[k], params.reset_states)
-                  for k in range(len(jax.tree.leaves(params.reset_states)[0]))]
-        states = [state for start in starts
-                  for state in self._noop_starts(start, noop_max, params)]
+        draws = range(noop_min, noop_max + 1) if noop_max else (0,)
+        count = len(jax.tree.leaves(params.reset_states)[0])
+        states = []
+        for k in range(count):
+            start = jax.tree.map(lambda x, k=k: x[k], params.reset_states)
+            played = self._start_frames(start, max(max(draws), fire), fire,
+                                        params)
+            states += [played[max(d - fire, 0) + fire] for d in draws]
         return params.replace(reset_states=jax.tree.map(
             lambda *xs: jnp.stack(xs), *states))
 
-    def _noop_starts(self, start: environment.EnvState, noop_max: int,
-                     params: environment.EnvParams):
-        """The states after 1..noop_max NOOP frames from `start`; a frame
-        that ends the game starts over from `start`, as Gymnasium resets."""
-        state, states = start, []
-        for _ in range(noop_max):
-            state = self.env._frame(state.replace(action=jnp.int32(0)),
-                                    jnp.int32(0), jnp.int32(0),
+    def _start_frames(self, start: environment.EnvState, count: int,
+                      fire: bool, params: environment.EnvParams):
+        """`start`, then the states after each of `count` frames: FIRE
+        first if `fire`, then NOOPs. A frame that ends the game starts
+        over from `start`, as Gymnasium and ale-py reset then."""
+        state, states = start, [start]
+        for frame in range(count):
+            action = jnp.int32(FIRE if fire and frame == 0 else 0)
+            state = self.env._frame(state.replace(action=action), action,
+                                    jnp.int32(0),
                                     jnp.int32(params.difficulty), True)
             if bool(self.env._game_over(state, params)):
                 state = start
@@ -220,3 +260,123 @@ class AtariPreprocessing:
         state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
                              stepped)
         return jnp.where(done, reset_obs, obs), state, reward, done, info
+
+
+@struct.dataclass
+class StackedState:
+    """The wrapped env's state and the last `num_stack` observations."""
+    env_state: Any
+    frames: jax.Array
+
+
+class FrameStack(_Wrapper):
+    """The last `num_stack` observations, oldest first, on a new leading
+    axis. After a reset the stack holds the reset observation last and
+    zeros before it (`padding="zero"`, ale-py's `AtariVectorEnv`) or the
+    reset observation throughout (`"reset"`, Gymnasium's
+    `FrameStackObservation`)."""
+
+    def __init__(self, env: Any, num_stack: int = 4, padding: str = "zero"):
+        super().__init__(env)
+        if num_stack < 1 or padding not in ("zero", "reset"):
+            raise ValueError(f"num_stack >= 1 and padding 'zero' or "
+                             f"'reset', got {num_stack}, {padding!r}")
+        self.num_stack, self.padding = num_stack, padding
+
+    def _fresh(self, obs: jax.Array) -> jax.Array:
+        frames = jnp.repeat(obs[None], self.num_stack, axis=0)
+        if self.padding == "zero":
+            frames = frames.at[:-1].set(0)
+        return frames
+
+    def reset(self, key: jax.Array, params: Any):
+        obs, state = self.env.reset(key, params)
+        frames = self._fresh(obs)
+        return frames, StackedState(env_state=state, frames=frames)
+
+    def step(self, key: jax.Array, state: StackedState, action: jax.Array,
+             params: Any):
+        obs, env_state, reward, done, info = self.env.step(
+            key, state.env_state, action, params)
+        pushed = jnp.concatenate([state.frames[1:], obs[None]])
+        frames = jnp.where(done, self._fresh(obs), pushed)
+        return frames, StackedState(env_state=env_state, frames=frames), \
+            reward, done, info
+
+
+class ClipReward(_Wrapper):
+    """Rewards clipped to [-1, 1] (ale-py's `reward_clipping`); the
+    unclipped reward is `info["unclipped_reward"]`."""
+
+    def reset(self, key: jax.Array, params: Any):
+        return self.env.reset(key, params)
+
+    def step(self, key: jax.Array, state: Any, action: jax.Array,
+             params: Any):
+        obs, state, reward, done, info = self.env.step(key, state, action,
+                                                       params)
+        info = {**info, "unclipped_reward": reward}
+        return obs, state, jnp.clip(reward, -1, 1), done, info
+
+
+class VecEnv(_Wrapper):
+    """`num_envs` copies of an env as one: `reset(key, params)` and
+    `step(key, state, actions, params)` take one key and return a leading
+    batch axis of `num_envs` (each copy gets its own split of the key)."""
+
+    def __init__(self, env: Any, num_envs: int):
+        super().__init__(env)
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
+
+    def reset(self, key: jax.Array, params: Any):
+        keys = jax.random.split(key, self.num_envs)
+        return jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
+
+    def step(self, key: jax.Array, state: Any, actions: jax.Array,
+             params: Any):
+        keys = jax.random.split(key, self.num_envs)
+        return jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
+            keys, state, actions, params)
+
+
+def make_atari(game: str, num_envs: int = 1, *, frameskip: int = 4,
+               screen_size: int = 84, stack_num: int = 4,
+               noop_max: int = 30, fire_reset: bool = True,
+               reward_clipping: bool = True,
+               repeat_action_probability: float = 0.0,
+               terminal_on_life_loss: bool = False, grayscale: bool = True,
+               max_num_frames_per_episode: int = 108_000,
+               **env_kwargs: Any) -> tuple[VecEnv, environment.EnvParams]:
+    """The batched, preprocessed Atari env most papers use, with ale-py's
+    `AtariVectorEnv` defaults: frameskip 4, max-pool of the last two
+    frames, 84x84 gray, a stack of 4 (zeros before the reset frame),
+    FIRE then up to 29 NOOP frames at reset, rewards clipped to [-1, 1],
+    no sticky actions.
+
+    Args:
+        game: a ROM id (`jaxatari.list_games()`).
+        num_envs: the batch size.
+        noop_max: the NOOP draw is uniform in 0..noop_max - 1, one fewer
+            NOOP after a FIRE (ale-py's rule); 0 for none.
+        **env_kwargs: `AtariEnv` arguments (mode, difficulty,
+            full_action_space, ...).
+
+    Returns:
+        (env, params): `env.reset(key, params)` and `env.step(key, state,
+        actions, params)` work on all `num_envs` at once and jit whole.
+    """
+    base = AtariPreprocessing(environment.AtariEnv(game, **env_kwargs),
+                              screen_size=screen_size,
+                              terminal_on_life_loss=terminal_on_life_loss,
+                              grayscale_obs=grayscale)
+    params = base.make_params(
+        noop_max=max(noop_max - 1, 0), noop_min=0, fire_reset=fire_reset,
+        frameskip=frameskip,
+        repeat_action_probability=repeat_action_probability,
+        max_num_frames_per_episode=max_num_frames_per_episode)
+    env = FrameStack(base, stack_num) if stack_num > 1 else base
+    if reward_clipping:
+        env = ClipReward(env)
+    return VecEnv(env, num_envs), params

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import ale_py
+import ale_py.vector_env
+import jaxatari
 from jaxatari import environment, wrappers
 
 gymnasium.register_envs(ale_py)
@@ -105,3 +107,73 @@ def test_noop_starts_are_gymnasiums():
     indices = {int(reset_obs(jax.random.key(k), params)[1].env_state
                    .episode_frame) for k in range(40)}
     assert len(indices) > noop_max // 2
+
+
+@pytest.mark.parametrize("game", ["breakout", "pong"])
+def test_make_atari_equals_ale_py_atari_vector_env(game):
+    """The preset against ale-py's AtariVectorEnv with its defaults (FIRE
+    reset, clipped rewards, stack of 4), NOOP starts off on both sides."""
+    reference = ale_py.vector_env.AtariVectorEnv(game, 1, noop_max=0,
+                                                 num_threads=1)
+    obs_ref, _ = reference.reset(seed=0)
+    env, params = jaxatari.make_atari(game, 1, noop_max=0,
+                                      num_reset_states=1)
+    obs, state = env.reset(jax.random.key(0), params)
+    np.testing.assert_array_equal(np.asarray(obs), obs_ref)
+    step = jax.jit(env.step)
+    rng = np.random.default_rng(3)
+    for t in range(100):
+        actions = rng.integers(len(env.action_set), size=1)
+        obs_ref, reward_ref, term, trunc, _ = reference.step(actions)
+        obs, state, reward, done, info = step(
+            jax.random.key(t), state, jnp.asarray(actions, jnp.int32),
+            params)
+        np.testing.assert_array_equal(np.asarray(reward), reward_ref)
+        np.testing.assert_array_equal(np.asarray(done), term | trunc)
+        if (term | trunc).any():
+            break
+        np.testing.assert_array_equal(np.asarray(obs), obs_ref,
+                                      err_msg=f"step {t}")
+    reference.close()
+
+
+def test_frame_stack_pads_and_pushes():
+    class Counter:
+        """obs = step count; done at 3."""
+        def reset(self, key, params):
+            return jnp.full((2,), 1), jnp.int32(1)
+
+        def step(self, key, state, action, params):
+            state = state + 1
+            done = state == 3
+            state = jnp.where(done, 1, state)
+            return jnp.full((2,), state), state, 0, done, {}
+
+    for padding, first in (("zero", [0, 0, 1]), ("reset", [1, 1, 1])):
+        env = wrappers.FrameStack(Counter(), 3, padding)
+        obs, state = env.reset(None, None)
+        assert np.asarray(obs)[:, 0].tolist() == first
+        obs, state, *_ = env.step(None, state, 0, None)
+        assert np.asarray(obs)[:, 0].tolist() == first[1:] + [2]
+        obs, state, _, done, _ = env.step(None, state, 0, None)
+        assert bool(done) and np.asarray(obs)[:, 0].tolist() == first
+
+
+def test_clip_reward_keeps_the_unclipped_one():
+    class Rewarding:
+        def reset(self, key, params):
+            return 0, 0
+
+        def step(self, key, state, action, params):
+            return 0, 0, jnp.int32(action), False, {}
+
+    env = wrappers.ClipReward(Rewarding())
+    for reward, clipped in ((7, 1), (-3, -1), (0, 0), (1, 1)):
+        _, _, r, _, info = env.step(None, None, reward, None)
+        assert int(r) == clipped and int(info["unclipped_reward"]) == reward
+
+
+def test_fire_reset_refuses_sticky_actions():
+    env = wrappers.AtariPreprocessing(environment.AtariEnv("breakout"))
+    with pytest.raises(ValueError, match="repeat_action_probability"):
+        env.make_params(fire_reset=True, repeat_action_probability=0.25)
