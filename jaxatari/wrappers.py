@@ -19,6 +19,13 @@ time: NOOP frames after a reset are deterministic (the sticky action at a
 reset is NOOP, so stickiness cannot change them), so `make_params` plays
 them on the host once and the reset draws among the resulting states.
 
+On the step that ends an episode the observations differ from
+Gymnasium's, by design: its frame loop stops at the game over, so its two
+buffers still hold frames from before (the previous step's or none of
+this one's), while `step` here auto-resets (the gymnax convention) and
+returns the next episode's first observation; the terminal frame itself
+is not returned.
+
 `area_resize` is OpenCV's `INTER_AREA` for a shrink by a non-integer factor,
 to the bit: each output pixel is the area-weighted mean of the input pixels
 its cell covers, with OpenCV's float32 weights, summed in its order (along
@@ -29,6 +36,7 @@ add (fused into one multiply-add, which rounds once, some ties flip).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -230,12 +238,14 @@ class AtariPreprocessing(_Wrapper):
         obs = area_resize(frames, height, width)
         return obs.astype(jnp.float32) / 255.0 if self.scale_obs else obs
 
+    @functools.partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array, params: environment.EnvParams):
         """A reset (after its NOOP frames): (obs, state)."""
         frames, env_state = self.env.reset(key, params)
         return self.observation(frames), PreprocessedState(
             env_state=env_state, lives=env_state.lives)
 
+    @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: PreprocessedState,
              action: jax.Array, params: environment.EnvParams):
         """One agent step; auto-resets when done.
