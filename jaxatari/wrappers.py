@@ -140,6 +140,23 @@ class _Wrapper:
             raise AttributeError(name)
         return getattr(self.env, name)
 
+    @functools.partial(jax.jit, static_argnums=(0,))
+    def step(self, key: jax.Array, state: Any, action: jax.Array,
+             params: Any):
+        """`step_env`, then a reset where done (gymnax's auto-reset): the
+        observation and state returned are then the new episode's.
+
+        Returns:
+            (obs, state, reward, done, info).
+        """
+        step_key, reset_key = jax.random.split(key)
+        obs, stepped, reward, done, info = self.step_env(step_key, state,
+                                                         action, params)
+        reset_obs, reset_state = self.reset(reset_key, params)
+        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
+                             stepped)
+        return jnp.where(done, reset_obs, obs), state, reward, done, info
+
 
 @struct.dataclass
 class PreprocessedState:
@@ -245,31 +262,24 @@ class AtariPreprocessing(_Wrapper):
         return self.observation(frames), PreprocessedState(
             env_state=env_state, lives=env_state.lives)
 
-    @functools.partial(jax.jit, static_argnums=(0,))
-    def step(self, key: jax.Array, state: PreprocessedState,
-             action: jax.Array, params: environment.EnvParams):
-        """One agent step; auto-resets when done.
+    def step_env(self, key: jax.Array, state: PreprocessedState,
+                 action: jax.Array, params: environment.EnvParams):
+        """One agent step, no reset (`step` adds the auto-reset).
 
         Returns:
-            (obs, state, reward, done, info) as `AtariEnv.step`; with
+            (obs, state, reward, done, info) as `AtariEnv.step_env`; with
             `terminal_on_life_loss`, `info["terminated"]` is also set by a
             lost life.
         """
-        step_key, reset_key = jax.random.split(key)
         pooled = 2 if params.frameskip > 1 else 1
         frames, env_state, reward, done, info = self.env.step_env(
-            step_key, state.env_state, action, params, pooled)
+            key, state.env_state, action, params, pooled)
         if self.terminal_on_life_loss:
             lost = env_state.lives < state.lives
             info = {**info, "terminated": info["terminated"] | lost}
             done = done | lost
-        obs = self.observation(frames)
-        reset_obs, reset_state = self.reset(reset_key, params)
-        stepped = PreprocessedState(env_state=env_state,
-                                    lives=env_state.lives)
-        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
-                             stepped)
-        return jnp.where(done, reset_obs, obs), state, reward, done, info
+        return self.observation(frames), PreprocessedState(
+            env_state=env_state, lives=env_state.lives), reward, done, info
 
 
 @struct.dataclass
@@ -304,12 +314,11 @@ class FrameStack(_Wrapper):
         frames = self._fresh(obs)
         return frames, StackedState(env_state=state, frames=frames)
 
-    def step(self, key: jax.Array, state: StackedState, action: jax.Array,
-             params: Any):
-        obs, env_state, reward, done, info = self.env.step(
+    def step_env(self, key: jax.Array, state: StackedState,
+                 action: jax.Array, params: Any):
+        obs, env_state, reward, done, info = self.env.step_env(
             key, state.env_state, action, params)
-        pushed = jnp.concatenate([state.frames[1:], obs[None]])
-        frames = jnp.where(done, self._fresh(obs), pushed)
+        frames = jnp.concatenate([state.frames[1:], obs[None]])
         return frames, StackedState(env_state=env_state, frames=frames), \
             reward, done, info
 
@@ -321,10 +330,10 @@ class ClipReward(_Wrapper):
     def reset(self, key: jax.Array, params: Any):
         return self.env.reset(key, params)
 
-    def step(self, key: jax.Array, state: Any, action: jax.Array,
-             params: Any):
-        obs, state, reward, done, info = self.env.step(key, state, action,
-                                                       params)
+    def step_env(self, key: jax.Array, state: Any, action: jax.Array,
+                 params: Any):
+        obs, state, reward, done, info = self.env.step_env(key, state,
+                                                           action, params)
         info = {**info, "unclipped_reward": reward}
         return obs, state, jnp.clip(reward, -1, 1), done, info
 
@@ -346,9 +355,18 @@ class VecEnv(_Wrapper):
 
     def step(self, key: jax.Array, state: Any, actions: jax.Array,
              params: Any):
+        """Each env's `step` (with its own auto-reset)."""
+        return self._each(self.env.step, key, state, actions, params)
+
+    def step_env(self, key: jax.Array, state: Any, actions: jax.Array,
+                 params: Any):
+        """Each env's `step_env` (no reset)."""
+        return self._each(self.env.step_env, key, state, actions, params)
+
+    def _each(self, step, key, state, actions, params):
         keys = jax.random.split(key, self.num_envs)
-        return jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
-            keys, state, actions, params)
+        return jax.vmap(step, in_axes=(0, 0, 0, None))(keys, state, actions,
+                                                        params)
 
 
 def make_atari(game: str, num_envs: int = 1, *, frameskip: int = 4,

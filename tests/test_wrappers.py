@@ -139,37 +139,39 @@ def test_make_atari_equals_ale_py_atari_vector_env(game):
 
 def test_frame_stack_pads_and_pushes():
     class Counter:
-        """obs = step count; done at 3."""
+        """obs = state = the steps since reset, from 1; done at 3."""
         def reset(self, key, params):
             return jnp.full((2,), 1), jnp.int32(1)
 
-        def step(self, key, state, action, params):
+        def step_env(self, key, state, action, params):
             state = state + 1
-            done = state == 3
-            state = jnp.where(done, 1, state)
-            return jnp.full((2,), state), state, 0, done, {}
+            return jnp.full((2,), state), state, 0, state == 3, {}
 
+    key = jax.random.key(0)
     for padding, first in (("zero", [0, 0, 1]), ("reset", [1, 1, 1])):
         env = wrappers.FrameStack(Counter(), 3, padding)
-        obs, state = env.reset(None, None)
+        obs, state = env.reset(key, None)
         assert np.asarray(obs)[:, 0].tolist() == first
-        obs, state, *_ = env.step(None, state, 0, None)
+        obs, state, *_ = env.step(key, state, 0, None)
         assert np.asarray(obs)[:, 0].tolist() == first[1:] + [2]
-        obs, state, _, done, _ = env.step(None, state, 0, None)
+        terminal, _, _, done, _ = env.step_env(key, state, 0, None)
+        assert np.asarray(terminal)[:, 0].tolist() == first[2:] + [2, 3]
+        obs, state, _, done, _ = env.step(key, state, 0, None)
         assert bool(done) and np.asarray(obs)[:, 0].tolist() == first
 
 
 def test_clip_reward_keeps_the_unclipped_one():
     class Rewarding:
         def reset(self, key, params):
-            return 0, 0
+            return jnp.int32(0), jnp.int32(0)
 
-        def step(self, key, state, action, params):
-            return 0, 0, jnp.int32(action), False, {}
+        def step_env(self, key, state, action, params):
+            return state, state, jnp.int32(action), jnp.asarray(False), {}
 
     env = wrappers.ClipReward(Rewarding())
     for reward, clipped in ((7, 1), (-3, -1), (0, 0), (1, 1)):
-        _, _, r, _, info = env.step(None, None, reward, None)
+        _, _, r, _, info = env.step(jax.random.key(0), jnp.int32(0), reward,
+                                    None)
         assert int(r) == clipped and int(info["unclipped_reward"]) == reward
 
 

@@ -1,0 +1,200 @@
+"""Gymnasium adapters: jaxatari behind the `gymnasium.Env` and
+`gymnasium.vector.VectorEnv` APIs, numpy in and numpy out.
+
+    import gymnasium, jaxatari.gym
+    envs = gymnasium.make_vec("jaxatari/Breakout-v5", num_envs=8)
+    obs, info = envs.reset(seed=0)
+    obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
+
+Importing this module registers one id per game, `jaxatari/<Name>-v5`
+(`Name` as ale-py spells it: `Breakout`, `SpaceInvaders`, ...), with
+ale-py's `ALE/<Name>-v5` settings: frameskip 4, sticky actions 0.25, RGB
+observations, the minimal action set. Keyword arguments change them:
+`gymnasium.make_vec(id, num_envs, preprocess=True)` gives `make_atari`'s
+preset (84x84 gray, a stack of 4, ...), and any `jaxatari.make` or
+`make_atari` argument passes through.
+
+The vector env auto-resets as Gymnasium's default (`AutoresetMode.
+NEXT_STEP`): the step that ends an episode returns its last observation,
+and the next `step` resets that env (its action is ignored, its reward is
+0). One jitted program runs the whole batch on the device.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from jaxatari import environment, games, wrappers
+
+
+def env_name(rom_id: str) -> str:
+    """ale-py's name of a game: `space_invaders` -> `SpaceInvaders`."""
+    return "".join(part.capitalize() for part in rom_id.split("_"))
+
+
+def _make_env(game: str, num_envs: int, preprocess: bool,
+              **kwargs: Any) -> tuple[wrappers.VecEnv, Any]:
+    """A batched jaxatari env and its params: ALE v5 settings, or the
+    `make_atari` preset with `preprocess`."""
+    if preprocess:
+        return wrappers.make_atari(game, num_envs, **kwargs)
+    base, params = environment.make(game, **kwargs)
+    return wrappers.VecEnv(base, num_envs), params
+
+
+def _observation_space(obs: np.ndarray) -> spaces.Box:
+    if obs.dtype == np.uint8:
+        return spaces.Box(0, 255, obs.shape, np.uint8)
+    return spaces.Box(0.0, 1.0, obs.shape, obs.dtype)
+
+
+def _to_numpy(info: dict) -> dict:
+    return {key: np.asarray(value) for key, value in info.items()}
+
+
+class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
+    """`num_envs` jaxatari envs as one Gymnasium `VectorEnv`.
+
+    Args:
+        game: a ROM id (`jaxatari.list_games()`).
+        num_envs: the batch size.
+        preprocess: `make_atari`'s preset instead of ALE v5's settings.
+        **kwargs: `jaxatari.make` (or `make_atari`) arguments.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP,
+                "render_modes": []}
+
+    def __init__(self, game: str, num_envs: int = 1, preprocess: bool = False,
+                 **kwargs: Any):
+        self.game = game
+        self.num_envs = num_envs
+        self._env, self._params = _make_env(game, num_envs, preprocess,
+                                            **kwargs)
+        self._reset = jax.jit(self._env.reset)
+        self._step = jax.jit(self._next_step)
+        self._key = jax.random.key(0)
+        obs, self._state = self._reset(self._split(), self._params)
+        single = _observation_space(np.asarray(obs)[0])
+        self.single_observation_space = single
+        self.single_action_space = spaces.Discrete(
+            len(self._env.action_set))
+        self.observation_space = batch_space(single, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._needs_reset = jnp.zeros(num_envs, bool)
+
+    def _split(self) -> jax.Array:
+        self._key, key = jax.random.split(self._key)
+        return key
+
+    def _next_step(self, key, state, needs_reset, actions, params):
+        """Envs that ended last step reset; the others step (no reset)."""
+        step_key, reset_key = jax.random.split(key)
+        obs, stepped, reward, done, info = self._env.step_env(
+            step_key, state, actions, params)
+        reset_obs, reset_state = self._env.reset(reset_key, params)
+
+        def pick(fresh, old):
+            mask = needs_reset.reshape(needs_reset.shape
+                                       + (1,) * (old.ndim - 1))
+            return jnp.where(mask, fresh, old)
+
+        state = jax.tree.map(pick, reset_state, stepped)
+        terminated = info["terminated"] & ~needs_reset
+        truncated = info["truncated"] & ~needs_reset
+        info = {key: value for key, value in info.items()
+                if key not in ("terminated", "truncated")}
+        return (pick(reset_obs, obs), state,
+                jnp.where(needs_reset, 0, reward), terminated, truncated,
+                info)
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None):
+        """Reset every env. `seed` seeds the run's key."""
+        del options
+        if seed is not None:
+            self._key = jax.random.key(seed)
+        obs, self._state = self._reset(self._split(), self._params)
+        self._needs_reset = jnp.zeros(self.num_envs, bool)
+        return np.asarray(obs), {}
+
+    def step(self, actions):
+        """Step every env; numpy in, numpy out."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not self.action_space.contains(
+                actions.astype(np.int64)):
+            raise ValueError(
+                f"actions must be {self.num_envs} ints in "
+                f"[0, {self.single_action_space.n}), got {actions!r}")
+        obs, self._state, reward, terminated, truncated, info = self._step(
+            self._split(), self._state, self._needs_reset,
+            jnp.asarray(actions, jnp.int32), self._params)
+        self._needs_reset = terminated | truncated
+        return (np.asarray(obs), np.asarray(reward, np.float64),
+                np.asarray(terminated), np.asarray(truncated),
+                _to_numpy(info))
+
+
+class JaxAtariEnv(gymnasium.Env):
+    """One jaxatari env as a Gymnasium `Env` (no auto-reset: call `reset`
+    after an episode ends, as with any Gymnasium env)."""
+
+    metadata = {"render_modes": ["rgb_array"]}
+
+    def __init__(self, game: str, preprocess: bool = False,
+                 render_mode: str | None = None, **kwargs: Any):
+        self._vector = JaxAtariVectorEnv(game, 1, preprocess, **kwargs)
+        self.observation_space = self._vector.single_observation_space
+        self.action_space = self._vector.single_action_space
+        self.render_mode = render_mode
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None):
+        super().reset(seed=seed)
+        obs, info = self._vector.reset(seed=seed, options=options)
+        return obs[0], info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self._vector.step(
+            np.asarray([action]))
+        return (obs[0], float(reward[0]), bool(terminated[0]),
+                bool(truncated[0]), {k: v[0] for k, v in info.items()})
+
+    def render(self):
+        """The current screen as RGB (`render_mode="rgb_array"`)."""
+        inner = self._vector
+        state = jax.tree.map(lambda x: x[0], inner._state)
+        while not isinstance(state, environment.EnvState):
+            state = state.env_state
+        atari = inner._env
+        while not isinstance(atari, environment.AtariEnv):
+            atari = atari.env
+        return np.asarray(atari.screen_rgb(state))
+
+
+def make_vec(game: str, num_envs: int = 1, **kwargs: Any
+             ) -> JaxAtariVectorEnv:
+    """`JaxAtariVectorEnv(game, num_envs, **kwargs)` (the registered ids'
+    vector entry point)."""
+    return JaxAtariVectorEnv(game, num_envs, **kwargs)
+
+
+def register_envs() -> None:
+    """Register `jaxatari/<Name>-v5` for every game (done on import)."""
+    for rom_id in games.list_games():
+        env_id = f"jaxatari/{env_name(rom_id)}-v5"
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(env_id, entry_point="jaxatari.gym:JaxAtariEnv",
+                           vector_entry_point="jaxatari.gym:make_vec",
+                           kwargs={"game": rom_id})
+
+
+register_envs()
