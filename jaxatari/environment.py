@@ -66,6 +66,8 @@ UP_ACTIONS = (2, 6, 7, 10, 14, 15)
 DOWN_ACTIONS = (5, 8, 9, 13, 16, 17)
 FIRE_ACTIONS = (1, 10, 11, 12, 13, 14, 15, 16, 17)
 RESET_ACTION, SELECT = 40, -1
+# `AtariEnv.boot`'s states and board, by `boot_key`
+_BOOTED: dict[tuple, tuple] = {}
 
 
 @struct.dataclass
@@ -313,7 +315,18 @@ class AtariEnv:
                                     else 0 for a in self.action_set)
         self.num_reset_states = num_reset_states
         self.random_seed = int(random_seed)
+        # What the env's programs depend on: equal envs share their traces
+        # (`jit` with the env static), so making one again costs nothing.
+        self._config = (self.rules, self.cart.md5, self.action_set,
+                        self.mode, self.difficulty, num_reset_states,
+                        self.random_seed)
         self._rules_frame = jax.jit(self._after_frame)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._config == self._config
+
+    def __hash__(self) -> int:
+        return hash(self._config)
 
     def _frame(self, state: EnvState, action: jax.Array, buttons: jax.Array,
                difficulty: jax.Array, render: bool) -> EnvState:
@@ -381,6 +394,19 @@ class AtariEnv:
             difficulty: ALE's `setDifficulty` value (default: the env's).
         """
         mode, difficulty = self._settings(mode, difficulty)
+        key = self.boot_key(mode, difficulty)
+        if key not in _BOOTED:  # the boot may refit the board (PAL)
+            _BOOTED[key] = self._boot(mode, difficulty), self.board
+        states, self.board = _BOOTED[key]
+        return list(states)
+
+    def boot_key(self, mode: int, difficulty: int) -> tuple:
+        """What `boot`'s states depend on: equal keys, equal states (the
+        boot is deterministic, so a process boots each key once)."""
+        return (self.rules, self.cart.md5, mode, difficulty,
+                self.num_reset_states, self.random_seed)
+
+    def _boot(self, mode: int, difficulty: int) -> list[EnvState]:
         defaults = (self.rules.default_mode, 0)
         driver = _EnvDriver(self, self.initial_state(), defaults[1])
         load_rom(driver)

@@ -21,6 +21,7 @@ and the next `step` resets that env (its action is ignored, its reward is
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import gymnasium
@@ -59,6 +60,28 @@ def _to_numpy(info: dict) -> dict:
     return {key: np.asarray(value) for key, value in info.items()}
 
 
+@functools.partial(jax.jit, static_argnums=(0,))
+def _next_step(env: wrappers.VecEnv, key: jax.Array, state: Any,
+               needs_reset: jax.Array, actions: jax.Array, params: Any):
+    """Envs that ended last step reset; the others step (no reset)."""
+    step_key, reset_key = jax.random.split(key)
+    obs, stepped, reward, done, info = env.step_env(step_key, state,
+                                                    actions, params)
+    reset_obs, reset_state = env.reset(reset_key, params)
+
+    def pick(fresh, old):
+        mask = needs_reset.reshape(needs_reset.shape + (1,) * (old.ndim - 1))
+        return jnp.where(mask, fresh, old)
+
+    state = jax.tree.map(pick, reset_state, stepped)
+    terminated = info["terminated"] & ~needs_reset
+    truncated = info["truncated"] & ~needs_reset
+    info = {key: value for key, value in info.items()
+            if key not in ("terminated", "truncated")}
+    return (pick(reset_obs, obs), state, jnp.where(needs_reset, 0, reward),
+            terminated, truncated, info)
+
+
 class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
     """`num_envs` jaxatari envs as one Gymnasium `VectorEnv`.
 
@@ -78,8 +101,7 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = num_envs
         self._env, self._params = _make_env(game, num_envs, preprocess,
                                             **kwargs)
-        self._reset = jax.jit(self._env.reset)
-        self._step = jax.jit(self._next_step)
+        self._reset = self._env.reset  # jitted, keyed on the (equal) env
         self._key = jax.random.key(0)
         obs, self._state = self._reset(self._split(), self._params)
         single = _observation_space(np.asarray(obs)[0])
@@ -93,27 +115,6 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
     def _split(self) -> jax.Array:
         self._key, key = jax.random.split(self._key)
         return key
-
-    def _next_step(self, key, state, needs_reset, actions, params):
-        """Envs that ended last step reset; the others step (no reset)."""
-        step_key, reset_key = jax.random.split(key)
-        obs, stepped, reward, done, info = self._env.step_env(
-            step_key, state, actions, params)
-        reset_obs, reset_state = self._env.reset(reset_key, params)
-
-        def pick(fresh, old):
-            mask = needs_reset.reshape(needs_reset.shape
-                                       + (1,) * (old.ndim - 1))
-            return jnp.where(mask, fresh, old)
-
-        state = jax.tree.map(pick, reset_state, stepped)
-        terminated = info["terminated"] & ~needs_reset
-        truncated = info["truncated"] & ~needs_reset
-        info = {key: value for key, value in info.items()
-                if key not in ("terminated", "truncated")}
-        return (pick(reset_obs, obs), state,
-                jnp.where(needs_reset, 0, reward), terminated, truncated,
-                info)
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None):
@@ -133,8 +134,8 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(
                 f"actions must be {self.num_envs} ints in "
                 f"[0, {self.single_action_space.n}), got {actions!r}")
-        obs, self._state, reward, terminated, truncated, info = self._step(
-            self._split(), self._state, self._needs_reset,
+        obs, self._state, reward, terminated, truncated, info = _next_step(
+            self._env, self._split(), self._state, self._needs_reset,
             jnp.asarray(actions, jnp.int32), self._params)
         self._needs_reset = terminated | truncated
         return (np.asarray(obs), np.asarray(reward, np.float64),

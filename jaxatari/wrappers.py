@@ -49,6 +49,9 @@ from jaxatari import environment
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
 FIRE = 1  # ALE's PLAYER_A_FIRE
+# The states after each reset's start frames, by (boot key, reset, frames,
+# FIRE): deterministic, so a process plays each once.
+_STARTS: dict[tuple, list] = {}
 
 
 def area_table(size_in: int, size_out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,13 +135,23 @@ class _Wrapper:
     """Passes what it does not define (params, action sets, ...) on to the
     env it wraps."""
 
-    def __init__(self, env: Any):
+    def __init__(self, env: Any, *settings: Any):
         self.env = env
+        self._settings = settings
 
     def __getattr__(self, name: str) -> Any:
-        if name == "env":  # not set yet (copy, pickle): no recursion
+        if name in ("env", "_settings"):  # not set yet (copy, pickle)
             raise AttributeError(name)
         return getattr(self.env, name)
+
+    # Equal wrappers of equal envs share their traces (`jit` with the
+    # wrapper static), so making one again costs no tracing.
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is type(self) and other.env == self.env
+                and other._settings == self._settings)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.env, self._settings))
 
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, action: jax.Array,
@@ -177,9 +190,10 @@ class AtariPreprocessing(_Wrapper):
                  screen_size: int | tuple[int, int] = 84,
                  terminal_on_life_loss: bool = False,
                  grayscale_obs: bool = True, scale_obs: bool = False):
-        super().__init__(env)
         width, height = ((screen_size, screen_size)
                          if isinstance(screen_size, int) else screen_size)
+        super().__init__(env, (width, height), terminal_on_life_loss,
+                         grayscale_obs, scale_obs)
         self.screen_size = (width, height)
         self.terminal_on_life_loss = terminal_on_life_loss
         self.grayscale_obs = grayscale_obs
@@ -226,10 +240,13 @@ class AtariPreprocessing(_Wrapper):
         count = len(jax.tree.leaves(params.reset_states)[0])
         states = []
         for k in range(count):
-            start = jax.tree.map(lambda x, k=k: x[k], params.reset_states)
-            played = self._start_frames(start, max(max(draws), fire), fire,
-                                        params)
-            states += [played[max(d - fire, 0) + fire] for d in draws]
+            key = (self.env.boot_key(params.mode, params.difficulty), k,
+                   max(max(draws), fire), fire,
+                   params.max_num_frames_per_episode)
+            if key not in _STARTS:
+                start = jax.tree.map(lambda x, k=k: x[k], params.reset_states)
+                _STARTS[key] = self._start_frames(start, key[2], fire, params)
+            states += [_STARTS[key][max(d - fire, 0) + fire] for d in draws]
         return params.replace(reset_states=jax.tree.map(
             lambda *xs: jnp.stack(xs), *states))
 
@@ -297,7 +314,7 @@ class FrameStack(_Wrapper):
     `FrameStackObservation`)."""
 
     def __init__(self, env: Any, num_stack: int = 4, padding: str = "zero"):
-        super().__init__(env)
+        super().__init__(env, num_stack, padding)
         if num_stack < 1 or padding not in ("zero", "reset"):
             raise ValueError(f"num_stack >= 1 and padding 'zero' or "
                              f"'reset', got {num_stack}, {padding!r}")
@@ -344,15 +361,17 @@ class VecEnv(_Wrapper):
     batch axis of `num_envs` (each copy gets its own split of the key)."""
 
     def __init__(self, env: Any, num_envs: int):
-        super().__init__(env)
+        super().__init__(env, num_envs)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
 
+    @functools.partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array, params: Any):
         keys = jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
 
+    @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, actions: jax.Array,
              params: Any):
         """Each env's `step` (with its own auto-reset)."""

@@ -24,15 +24,3 @@ def test_readme_quickstart_has_exactly_two_commands():
     assert commands == ['pip install -e . && python benchmarks/cpu.py',
                         'pip install -e ".[test]" && python -m pytest']
 
-
-def test_readme_preprocessing_example_runs():
-    text = README.read_text()
-    section = text.split("## Preprocessing")[1].split("\n## ")[0]
-    single, batched = re.findall(r"```\n(.*?)```", section, re.S)
-    scope = {}
-    exec(compile(single, "README.md", "exec"), scope)
-    assert scope["obs"].shape == (84, 84)
-    assert str(scope["obs"].dtype) == "uint8"
-    exec(compile("import jaxatari\n" + batched, "README.md", "exec"), scope)
-    assert scope["obs"].shape == (8, 4, 84, 84)
-    assert scope["reward"].shape == (8,)

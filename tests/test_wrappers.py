@@ -1,5 +1,8 @@
 """`jaxatari.wrappers` against OpenCV and Gymnasium's `AtariPreprocessing`
 over ale-py, on the same action streams, without sticky actions."""
+import pathlib
+import re
+
 import cv2
 import gymnasium
 import jax
@@ -42,31 +45,53 @@ def test_area_resize_refuses_integer_factors():
 
 
 GAMES = {"breakout": "Breakout", "pong": "Pong", "seaquest": "Seaquest"}
+NOOP_MAX = 30
+# The README's settings, so that its snippets reuse these tests' programs.
+SETTINGS = dict(noop_max=NOOP_MAX, repeat_action_probability=0.0)
+
+
+@pytest.fixture(scope="module")
+def preprocessed():
+    """game -> (AtariPreprocessing, params), made once per game."""
+    made = {}
+
+    def make(game):
+        if game not in made:
+            env = wrappers.AtariPreprocessing(environment.AtariEnv(game))
+            made[game] = env, env.make_params(**SETTINGS)
+        return made[game]
+    return make
+
+
+def _start_like_ale(params, episode_frame: int):
+    """The first reset's NOOP start that ALE reached (the one with its
+    episode frame number)."""
+    block = np.asarray(params.reset_states.episode_frame)[:NOOP_MAX]
+    (index,) = np.flatnonzero(block == episode_frame)
+    return jax.tree.map(lambda x: x[index], params.reset_states)
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
-def test_observations_equal_gymnasium_atari_preprocessing(game):
+def test_observations_equal_gymnasium_atari_preprocessing(game, preprocessed):
     steps = 120
     reference = gymnasium.wrappers.AtariPreprocessing(
         gymnasium.make(f"ALE/{GAMES[game]}-v5", frameskip=1,
                        repeat_action_probability=0.0),
-        noop_max=0, frame_skip=4)
+        noop_max=NOOP_MAX, frame_skip=4)
     obs_ref, _ = reference.reset(seed=0)
-    env = wrappers.AtariPreprocessing(environment.AtariEnv(game))
-    params = env.make_params(noop_max=0, frameskip=4,
-                             repeat_action_probability=0.0)
-    first = jax.tree.map(lambda x: x[0], params.reset_states)  # ALE's first
+    env, params = preprocessed(game)
+    first = _start_like_ale(
+        params, reference.unwrapped.ale.getEpisodeFrameNumber())
     obs = env.observation(env.env.observation(first, params))
     state = wrappers.PreprocessedState(env_state=first, lives=first.lives)
     np.testing.assert_array_equal(np.asarray(obs), obs_ref)
-    step = jax.jit(env.step)
     rng = np.random.default_rng(7)
     count = len(env.env.action_set)
     for t in range(steps):
         action = int(rng.integers(count))
         obs_ref, reward_ref, term, trunc, _ = reference.step(action)
-        obs, state, reward, done, info = step(jax.random.key(t), state,
-                                              jnp.int32(action), params)
+        obs, state, reward, done, info = env.step(jax.random.key(t), state,
+                                                  jnp.int32(action), params)
         assert float(reward) == reward_ref, t
         assert bool(done) == (term or trunc), t
         if term or trunc:
@@ -75,55 +100,59 @@ def test_observations_equal_gymnasium_atari_preprocessing(game):
                                       err_msg=f"step {t}")
 
 
-def test_noop_starts_are_gymnasiums():
-    """Gymnasium's reset plays 1..noop_max NOOPs; the reset state with the
-    same episode frame number in the first reset's block is ALE's."""
-    noop_max = 12
-    env = wrappers.AtariPreprocessing(environment.AtariEnv("breakout",
-                                                           num_reset_states=1))
-    params = env.make_params(noop_max=noop_max, frameskip=4,
-                             repeat_action_probability=0.0)
+def test_noop_starts_are_gymnasiums(preprocessed):
+    """Gymnasium's reset plays 1..noop_max NOOPs; the start with the same
+    episode frame number in the first reset's block is ALE's state."""
+    env, params = preprocessed("breakout")
     frames = np.asarray(params.reset_states.episode_frame)
-    assert frames.shape == (noop_max,)
-    assert (np.diff(frames) == 1).all()
-    reset_obs = jax.jit(env.reset)
+    assert frames.shape == (4 * NOOP_MAX,)
+    assert (np.diff(frames[:NOOP_MAX]) == 1).all()
     seen = set()
     for seed in range(4):
         reference = gymnasium.wrappers.AtariPreprocessing(
             gymnasium.make("ALE/Breakout-v5", frameskip=1,
                            repeat_action_probability=0.0),
-            noop_max=noop_max, frame_skip=4)
+            noop_max=NOOP_MAX, frame_skip=4)
         obs_ref, _ = reference.reset(seed=seed)
         frame = reference.unwrapped.ale.getEpisodeFrameNumber()
-        (index,) = np.flatnonzero(frames == frame)
-        seen.add(int(index))
-        state = jax.tree.map(lambda x: x[index], params.reset_states)
+        seen.add(frame)
+        state = _start_like_ale(params, frame)
         obs = env.observation(env.env.observation(state, params))
         np.testing.assert_array_equal(np.asarray(obs), obs_ref)
         ram = reference.unwrapped.ale.getRAM()
         np.testing.assert_array_equal(np.asarray(env.env.ram(state)), ram)
     assert len(seen) > 1
-    # reset draws among all noop starts
-    indices = {int(reset_obs(jax.random.key(k), params)[1].env_state
-                   .episode_frame) for k in range(40)}
-    assert len(indices) > noop_max // 2
+    # reset draws among all the starts
+    drawn = {int(env.reset(jax.random.key(k), params)[1].env_state
+                 .episode_frame) for k in range(40)}
+    assert len(drawn) > NOOP_MAX // 2
 
 
-@pytest.mark.parametrize("game", ["pong"])  # FIRE is in its action set
-def test_make_atari_equals_ale_py_atari_vector_env(game):
-    """The preset against ale-py's AtariVectorEnv with its defaults (FIRE
-    reset, clipped rewards, stack of 4), NOOP starts off on both sides."""
-    reference = ale_py.vector_env.AtariVectorEnv(game, 1, noop_max=0,
-                                                 num_threads=1)
-    obs_ref, _ = reference.reset(seed=0)
-    env, params = jaxatari.make_atari(game, 1, noop_max=0,
-                                      num_reset_states=1)
-    obs, state = env.reset(jax.random.key(0), params)
+def test_make_atari_equals_ale_py_atari_vector_env():
+    """The README's preset (Pong, 8 envs, defaults) against ale-py's
+    AtariVectorEnv with its defaults: FIRE and NOOP starts, clipped
+    rewards, a stack of 4. Each env starts where ale-py's did (the start
+    with its episode frame number)."""
+    num_envs = 8
+    reference = ale_py.vector_env.AtariVectorEnv("pong", num_envs)
+    obs_ref, info_ref = reference.reset(seed=0)
+    env, params = jaxatari.make_atari("pong", num_envs)
+    stack = env.env.env            # VecEnv > ClipReward > FrameStack
+    frames = np.asarray(params.reset_states.episode_frame)[:NOOP_MAX]
+    index = [int(np.flatnonzero(frames == f)[0])
+             for f in info_ref["episode_frame_number"]]
+    starts = jax.tree.map(lambda x: x[jnp.asarray(index)],
+                          params.reset_states)
+    pre = stack.env
+    obs = jax.vmap(lambda s: stack._fresh(pre.observation(
+        pre.env.observation(s, params))))(starts)
+    state = wrappers.StackedState(env_state=wrappers.PreprocessedState(
+        env_state=starts, lives=starts.lives), frames=obs)
     np.testing.assert_array_equal(np.asarray(obs), obs_ref)
     step = jax.jit(env.step)
     rng = np.random.default_rng(3)
     for t in range(100):
-        actions = rng.integers(len(env.action_set), size=1)
+        actions = rng.integers(len(env.action_set), size=num_envs)
         obs_ref, reward_ref, term, trunc, _ = reference.step(actions)
         obs, state, reward, done, info = step(
             jax.random.key(t), state, jnp.asarray(actions, jnp.int32),
@@ -179,3 +208,18 @@ def test_fire_reset_refuses_sticky_actions():
     env = wrappers.AtariPreprocessing(environment.AtariEnv("breakout"))
     with pytest.raises(ValueError, match="repeat_action_probability"):
         env.make_params(fire_reset=True, repeat_action_probability=0.25)
+
+
+def test_readme_preprocessing_example_runs():
+    """Here rather than in test_readme.py: its programs are the ones the
+    tests above compiled (same games and settings)."""
+    text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    section = text.split("## Preprocessing")[1].split("\n## ")[0]
+    single, batched = re.findall(r"```\n(.*?)```", section, re.S)
+    scope = {}
+    exec(compile(single, "README.md", "exec"), scope)
+    assert scope["obs"].shape == (84, 84)
+    assert str(scope["obs"].dtype) == "uint8"
+    exec(compile("import jaxatari\n" + batched, "README.md", "exec"), scope)
+    assert scope["obs"].shape == (8, 4, 84, 84)
+    assert scope["reward"].shape == (8,)
