@@ -100,6 +100,10 @@ def render(results: list[dict], command: str, machine: str) -> str:
     return header + summary(results, order) + table
 
 
+STATUS_FILE = (pathlib.Path(__file__).resolve().parent.parent / "jaxatari"
+               / "parity_status.json")
+"""Each game's status for `jaxatari list`, written with PARITY.md."""
+
 BAR_FRAMES, BAR_SEEDS = 10_000, 3
 """Issue #4's bar: 10,000 frames on 3 seeds for every game."""
 
@@ -214,6 +218,8 @@ def main() -> None:
         args.jsonl.write_text(lines)
     if args.write:
         args.write.write_text(render(results, command, args.machine))
+        STATUS_FILE.write_text(json.dumps(
+            parity.status_by_game(results), indent=0, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -253,8 +253,11 @@ def console_frame(board: console.Board, controls: Controls,
 
 
 _shared_console_frame = jax.jit(console_frame, static_argnums=(6,))
-"""`console_frame` for the host-side boot: one compiled program for all
-boards of the same features."""
+"""`console_frame`, traced once per board features and `render`: on the
+host (the boot), one compiled program serves all boards of the same
+features; inside a traced step, JAX reuses its jaxpr, so a new env or
+wrapper costs no new trace of the console (about 15 s on this machine,
+most of a step's trace)."""
 
 
 COSMIC_ARK_GAMES = frozenset({"journey_escape"})
@@ -348,9 +351,9 @@ class AtariEnv:
         `buttons` is 0, 1 (RESET held) or 2 (SELECT held).
         """
         controls = self.controls._replace(difficulty=difficulty)
-        machine, paddles = console_frame(self.board, controls,
-                                         state.machine, state.paddles,
-                                         action, buttons, render)
+        machine, paddles = _shared_console_frame(
+            self.board, controls, state.machine, state.paddles, action,
+            buttons, render)
         return self._after_frame(state, machine, paddles, buttons)
 
     def _after_frame(self, state: EnvState, machine: console.Console,
@@ -531,21 +534,20 @@ class AtariEnv:
             key, state.action, ale_action, params.repeat_action_probability,
             params.frameskip)
         # The frames before the pooled ones are not drawn: one scanned copy
-        # of the frame program serves them, whatever the frameskip.
+        # of the frame program serves them, whatever the frameskip, and
+        # one more the drawn ones.
         carry = (state, jnp.int32(0))
         if params.frameskip > pooled:
             carry, _ = jax.lax.scan(
                 lambda c, a: (self._skip_frame(c, a, params, False), None),
                 carry, applied_actions[:-pooled])
-        if pooled == 2:
-            carry = self._skip_frame(carry, applied_actions[-2], params,
-                                     True)
-            earlier = self.observation(carry[0], params)
-        state, total = self._skip_frame(carry, applied_actions[-1], params,
-                                        True)
-        obs = self.observation(state, params)
-        if pooled == 2:
-            obs = jnp.maximum(earlier, obs)
+
+        def drawn(carry, applied):
+            carry = self._skip_frame(carry, applied, params, True)
+            return carry, self.observation(carry[0], params)
+        (state, total), observations = jax.lax.scan(
+            drawn, carry, applied_actions[-pooled:])
+        obs = observations.max(axis=0)
         terminated = state.terminal
         truncated = self._game_over(state, params) & ~terminated
         info = {"lives": state.lives,

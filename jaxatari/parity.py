@@ -358,6 +358,16 @@ def markdown_table(results: list[dict], schemes: dict[str, str],
     return "\n".join(rows) + "\n"
 
 
+def status_by_game(results: list[dict]) -> dict[str, str]:
+    """Each game's status cell of PARITY.md, without the commits (what
+    `jaxatari list` shows)."""
+    plain = [{k: v for k, v in r.items() if k not in ("commit", "commits")}
+             for r in results]
+    return {game: _game_status(sorted(
+        (r for r in plain if r["game"] == game), key=lambda r: r["seed"]))[0]
+            for game in dict.fromkeys(r["game"] for r in plain)}
+
+
 GROUPS = {"dev": lambda: games.DEV_SET, "atari57": lambda: games.ATARI_57,
           "all": games.list_games}
 """Names that stand for a set of games on the command line."""
