@@ -43,60 +43,28 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxatari  # noqa: E402
-from jaxatari import _config, sharding  # noqa: E402
+from jaxatari import _config, bench, sharding  # noqa: E402
 
 FRAMESKIP = 4
 MARKER = "<!-- emulator -->"
 
 
-def _timed(call, repeats: int, budget: float) -> list[float]:
-    """Times `call()` up to `repeats` times, stopping once over `budget` s."""
-    times = []
-    while len(times) < repeats and sum(times) < budget:
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return times
-
-
 def measure_jaxatari(env, params, batch: int, steps: int, repeats: int,
                      budget: float) -> dict:
-    """Median emulated frames/s of `steps` vmapped env steps."""
-    mesh = sharding.batch_mesh(batch)
-
-    def rollout(keys, state, params):
-        def body(carry, _):
-            keys, state = carry
-            split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
-            action = jax.vmap(lambda k: jax.random.randint(
-                k, (), 0, len(env.action_set)))(split[:, 1])
-            _, state, reward, _, _ = jax.vmap(
-                env.step, in_axes=(0, 0, 0, None))(split[:, 2], state,
-                                                   action, params)
-            return (split[:, 0], state), reward
-        (keys, state), rewards = jax.lax.scan(body, (keys, state), None,
-                                              length=steps)
-        return keys, state, rewards.sum(0)
-
-    keys = jax.device_put(jax.random.split(jax.random.key(0), batch),
-                          sharding.batch_sharding(mesh))
-    params = jax.device_put(params, sharding.replicated(mesh))
-    reset = sharding.over_batch(jax.vmap(env.reset, in_axes=(0, None)),
-                                mesh, (True, False))
-    _, state = reset(keys, params)
-    # Compiled ahead of time, so no untimed warm-up call is needed: at
-    # large batches one call takes minutes on a CPU.
-    run = sharding.over_batch(rollout, mesh, (True, True, False)).lower(
-        keys, state, params).compile()
-    carry = [keys, state]
+    """Median emulated frames/s of `steps` vmapped env steps
+    (`jaxatari.bench.rollout_program`, compiled ahead of time, so no
+    untimed warm-up call is needed: at large batches one call takes
+    minutes on a CPU)."""
+    run, carry, _ = bench.rollout_program(env, params, batch, steps)
 
     def call():
         carry[:] = jax.block_until_ready(run(*carry, params))[:2]
-    times = _timed(call, repeats, budget)
+    times = bench.timed(call, repeats, budget)
     median = statistics.median(times)
     return dict(system="jaxatari", backend=jax.default_backend(),
-                devices=mesh.size, batch=batch, steps_per_call=steps,
-                timed_calls=len(times), seconds_per_call=median,
+                devices=sharding.batch_mesh(batch).size, batch=batch,
+                steps_per_call=steps, timed_calls=len(times),
+                seconds_per_call=median,
                 frames_per_s=batch * steps * FRAMESKIP / median)
 
 
@@ -118,7 +86,7 @@ def measure_ale(game: str, steps: int, repeats: int) -> dict:
             ale.getScreenRGB()
             if ale.game_over():
                 ale.reset_game()
-    times = _timed(call, repeats, float("inf"))
+    times = bench.timed(call, repeats, float("inf"))
     return dict(system="ale-py ALEInterface", backend="cpu", devices=1,
                 batch=1, frames_per_s=steps * FRAMESKIP /
                 statistics.median(times))
@@ -144,7 +112,7 @@ def measure_ale_vector(game: str, steps: int, repeats: int) -> dict:
         for _ in range(steps):
             envs.step(rng.integers(envs.single_action_space.n,
                                    size=envs.num_envs))
-    times = _timed(call, repeats, float("inf"))
+    times = bench.timed(call, repeats, float("inf"))
     envs.close()
     return dict(system="ale-py AtariVectorEnv", backend="cpu",
                 devices=cores, batch=cores * 4,

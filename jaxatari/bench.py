@@ -303,7 +303,8 @@ def markdown(results: list[dict], command: str) -> str:
                   "system |", "|---|---:|---:|---:|---:|"]
         for r in rows:
             if "skipped" in r:
-                lines.append(f"| {r['system']} | {r.get('batch', '')} | "
+                batch = f"{r['batch']:,}" if "batch" in r else ""
+                lines.append(f"| {r['system']} | {batch} | "
                              f"skipped: {r['skipped']} | | |")
                 continue
             ratio = f"{r['steps_per_s'] / best:.3g}" if best else ""

@@ -87,19 +87,11 @@ def load_policy(spec: str, num_actions: int, batch: tuple[int, ...] = ()
     return policy
 
 
-def _base(env: Any) -> environment.AtariEnv:
-    while not isinstance(env, environment.AtariEnv):
-        env = env.env
-    return env
-
-
 def _screen(state: Any) -> jax.Array:
     """The palette-index screen inside any wrapper's state (of a batch,
     the first env's)."""
-    while not isinstance(state, environment.EnvState):
-        state = state.env_state
-    machine = state.machine
-    if state.episode_frame.ndim:                      # batched: the first
+    machine = wrappers.inner_state(state).machine
+    if wrappers.inner_state(state).episode_frame.ndim:    # batched
         machine = jax.tree.map(lambda x: x[0], machine)
     return console.screen(machine)
 
@@ -146,7 +138,7 @@ def play_command(args: argparse.Namespace) -> int:
         params = env.make_params(
             frameskip=args.frameskip,
             repeat_action_probability=args.repeat_action_probability)
-    base = _base(env)
+    base = wrappers.unwrapped(env)
     batch = (env.num_envs,) if isinstance(env, wrappers.VecEnv) else ()
     policy = load_policy(args.policy, len(base.action_set), batch)
     screens, summary = rollout(env, params, policy,

@@ -18,6 +18,8 @@ The vector env auto-resets as Gymnasium's default (`AutoresetMode.
 NEXT_STEP`): the step that ends an episode returns its last observation,
 and the next `step` resets that env (its action is ignored, its reward is
 0). One jitted program runs the whole batch on the device.
+`life_loss_info=True` reports a lost life as `terminated` without a reset,
+as ale-py's `AtariVectorEnv` option of that name does.
 """
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ def _next_step(env: wrappers.VecEnv, key: jax.Array, state: Any,
     info = {key: value for key, value in info.items()
             if key not in ("terminated", "truncated")}
     return (pick(reset_obs, obs), state, jnp.where(needs_reset, 0, reward),
-            terminated, truncated, info)
+            terminated, truncated, done & ~needs_reset, info)
 
 
 class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
@@ -89,6 +91,11 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
         game: a ROM id (`jaxatari.list_games()`).
         num_envs: the batch size.
         preprocess: `make_atari`'s preset instead of ALE v5's settings.
+        life_loss_info: ale-py's option: a lost life (the count falls to
+            one above 0) is reported as `terminated`, but the env plays on
+            (it resets when the game is over). For a reset on a lost life
+            (ale-py's `episodic_life`) pass `terminal_on_life_loss=True`
+            with `preprocess`.
         **kwargs: `jaxatari.make` (or `make_atari`) arguments.
     """
 
@@ -96,8 +103,9 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
                 "render_modes": []}
 
     def __init__(self, game: str, num_envs: int = 1, preprocess: bool = False,
-                 **kwargs: Any):
+                 life_loss_info: bool = False, **kwargs: Any):
         self.game = game
+        self.life_loss_info = life_loss_info
         self.num_envs = num_envs
         self._env, self._params = _make_env(game, num_envs, preprocess,
                                             **kwargs)
@@ -111,6 +119,10 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(single, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._needs_reset = jnp.zeros(num_envs, bool)
+        self._lives = self._lives_now()
+
+    def _lives_now(self) -> np.ndarray:
+        return np.asarray(wrappers.inner_state(self._state).lives)
 
     def _split(self) -> jax.Array:
         self._key, key = jax.random.split(self._key)
@@ -124,6 +136,7 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
             self._key = jax.random.key(seed)
         obs, self._state = self._reset(self._split(), self._params)
         self._needs_reset = jnp.zeros(self.num_envs, bool)
+        self._lives = self._lives_now()
         return np.asarray(obs), {}
 
     def step(self, actions):
@@ -134,13 +147,20 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(
                 f"actions must be {self.num_envs} ints in "
                 f"[0, {self.single_action_space.n}), got {actions!r}")
-        obs, self._state, reward, terminated, truncated, info = _next_step(
-            self._env, self._split(), self._state, self._needs_reset,
-            jnp.asarray(actions, jnp.int32), self._params)
-        self._needs_reset = terminated | truncated
-        return (np.asarray(obs), np.asarray(reward, np.float64),
-                np.asarray(terminated), np.asarray(truncated),
-                _to_numpy(info))
+        resetting = np.asarray(self._needs_reset)
+        obs, self._state, reward, terminated, truncated, done, info = \
+            _next_step(self._env, self._split(), self._state,
+                       self._needs_reset, jnp.asarray(actions, jnp.int32),
+                       self._params)
+        self._needs_reset = done
+        terminated, info = np.asarray(terminated), _to_numpy(info)
+        lives = self._lives_now()
+        if self.life_loss_info:
+            terminated = terminated | ((lives < self._lives) & (lives > 0)
+                                       & ~resetting)
+        self._lives = lives
+        return (np.asarray(obs), np.asarray(reward, np.float64), terminated,
+                np.asarray(truncated), info)
 
 
 class JaxAtariEnv(gymnasium.Env):
@@ -172,12 +192,8 @@ class JaxAtariEnv(gymnasium.Env):
         """The current screen as RGB (`render_mode="rgb_array"`)."""
         inner = self._vector
         state = jax.tree.map(lambda x: x[0], inner._state)
-        while not isinstance(state, environment.EnvState):
-            state = state.env_state
-        atari = inner._env
-        while not isinstance(atari, environment.AtariEnv):
-            atari = atari.env
-        return np.asarray(atari.screen_rgb(state))
+        return np.asarray(wrappers.unwrapped(inner._env).screen_rgb(
+            wrappers.inner_state(state)))
 
 
 def make_vec(game: str, num_envs: int = 1, **kwargs: Any

@@ -11,6 +11,12 @@ per agent step:
 * at reset, play 1 to `noop_max` NOOP frames (uniformly drawn);
 * with `terminal_on_life_loss`, end the episode when a life is lost.
 
+`info["life_lost"]` always says when a life was lost, so the episodic-life
+variants need no other program: ale-py's `episodic_life` is
+`terminal_on_life_loss` (a reset on a lost life), its `life_loss_info` (a
+terminal signal without a reset) is `info["terminated"] |
+info["life_lost"]`, as `jaxatari.gym`'s `life_loss_info=True` reports it.
+
 `AtariPreprocessing` here does the same around an `AtariEnv`, in the gymnax
 convention (`reset(key, params)`, `step(key, state, action, params)`), with
 `EnvParams.frameskip` as the frame skip. Only the two pooled frames are drawn
@@ -20,11 +26,14 @@ reset is NOOP, so stickiness cannot change them), so `make_params` plays
 them on the host once and the reset draws among the resulting states.
 
 On the step that ends an episode the observations differ from
-Gymnasium's, by design: its frame loop stops at the game over, so its two
-buffers still hold frames from before (the previous step's or none of
-this one's), while `step` here auto-resets (the gymnax convention) and
-returns the next episode's first observation; the terminal frame itself
-is not returned.
+Gymnasium's and ale-py's, by design. Their frame loops stop at the game
+over, before the frame captures, so their two buffers still hold frames
+from before: Gymnasium's the previous step's (or none of this one's),
+ale-py's `AtariVectorEnv` repeats the previous step's newest frame
+(`tests/test_wrappers.py` checks that). Here `step_env` (and the
+Gymnasium adapter's terminal step) shows the game-over screen, and `step`
+auto-resets (the gymnax convention) and returns the next episode's first
+observation.
 
 `area_resize` is OpenCV's `INTER_AREA` for a shrink by a non-integer factor,
 to the bit: each output pixel is the area-weighted mean of the input pixels
@@ -129,6 +138,20 @@ def area_resize(frames: jax.Array, height: int, width: int) -> jax.Array:
     down = _weighted_sum(across, *area_table(size_in[0], height),
                          axis=row_axis)
     return jnp.clip(jnp.round(down), 0, 255).astype(jnp.uint8)
+
+
+def unwrapped(env: Any) -> environment.AtariEnv:
+    """The `AtariEnv` inside any stack of wrappers."""
+    while not isinstance(env, environment.AtariEnv):
+        env = env.env
+    return env
+
+
+def inner_state(state: Any) -> environment.EnvState:
+    """The `EnvState` inside any wrapper's state (batched if it is)."""
+    while not isinstance(state, environment.EnvState):
+        state = state.env_state
+    return state
 
 
 class _Wrapper:
@@ -284,16 +307,23 @@ class AtariPreprocessing(_Wrapper):
         """One agent step, no reset (`step` adds the auto-reset).
 
         Returns:
-            (obs, state, reward, done, info) as `AtariEnv.step_env`; with
-            `terminal_on_life_loss`, `info["terminated"]` is also set by a
-            lost life.
+            (obs, state, reward, done, info) as `AtariEnv.step_env`, and
+            `info["life_lost"]`: the lives fell, to a count above 0. With
+            `terminal_on_life_loss` a lost life also sets `done` and
+            `info["terminated"]` (the episode ends and `step` resets the
+            game: ale-py's `episodic_life`). Without it the game plays on;
+            ale-py's `life_loss_info` (and SB3's `EpisodicLifeEnv`, for the
+            value target) is `info["terminated"] | info["life_lost"]`.
         """
         pooled = 2 if params.frameskip > 1 else 1
         frames, env_state, reward, done, info = self.env.step_env(
             key, state.env_state, action, params, pooled)
+        # ALE's rule: a life is lost when the count drops and is not 0 (the
+        # last one ends the game anyway).
+        lost = (env_state.lives < state.lives) & (env_state.lives > 0)
+        info = {**info, "life_lost": lost}
         if self.terminal_on_life_loss:
-            lost = env_state.lives < state.lives
-            info = {**info, "terminated": info["terminated"] | lost}
+            info["terminated"] = info["terminated"] | lost
             done = done | lost
         return self.observation(frames), PreprocessedState(
             env_state=env_state, lives=env_state.lives), reward, done, info

@@ -1,8 +1,8 @@
 """The Gymnasium adapters: Gymnasium's env checker, `gymnasium.make_vec` on
 a registered id, numpy in and out, and NEXT_STEP auto-reset.
 
-Both tests run Pong with one env and the same settings, so they share one
-compiled program (through the persistent compilation cache)."""
+The tests run Pong with one env and the same settings, so they share one
+compiled program."""
 import pathlib
 import re
 
@@ -56,3 +56,15 @@ def test_readme_gymnasium_example_runs():
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["obs"].shape == (1, 210, 160, 3)
     assert scope["reward"].shape == (1,)
+
+
+def test_readme_like_ale_py_example_runs():
+    """The README's "like ale-py" snippet: `gymnasium.make` of a
+    registered id, the checker's program (params are data)."""
+    text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    section = text.split("## Use it like")[1].split("\n## ")[0]
+    code = re.findall(r"```\n(.*?)```", section, re.S)[0]
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["obs"].shape == (210, 160, 3)
+    assert isinstance(scope["reward"], float)

@@ -13,6 +13,7 @@ import pytest
 import ale_py
 import ale_py.vector_env
 import jaxatari
+import jaxatari.gym
 from jaxatari import environment, wrappers
 
 gymnasium.register_envs(ale_py)
@@ -128,41 +129,66 @@ def test_noop_starts_are_gymnasiums(preprocessed):
     assert len(drawn) > NOOP_MAX // 2
 
 
-def test_make_atari_equals_ale_py_atari_vector_env():
-    """The README's preset (Pong, 8 envs, defaults) against ale-py's
-    AtariVectorEnv with its defaults: FIRE and NOOP starts, clipped
-    rewards, a stack of 4. Each env starts where ale-py's did (the start
-    with its episode frame number)."""
+def test_preset_equals_ale_py_atari_vector_env_with_life_loss_info():
+    """The README's EnvPool-style env (Breakout, 8 envs, the preset through
+    the Gymnasium adapter) against ale-py's AtariVectorEnv with its
+    defaults (FIRE and NOOP starts, clipped rewards, a stack of 4), both
+    with `life_loss_info`: a lost life is terminal but play goes on, so
+    the runs stay comparable across it, up to the first game over, whose
+    terminal step is compared for the difference the module docstring
+    describes. Each env starts where ale-py's did (the start with its
+    episode frame number)."""
     num_envs = 8
-    reference = ale_py.vector_env.AtariVectorEnv("pong", num_envs)
+    reference = ale_py.vector_env.AtariVectorEnv("breakout", num_envs,
+                                                 life_loss_info=True)
     obs_ref, info_ref = reference.reset(seed=0)
-    env, params = jaxatari.make_atari("pong", num_envs)
-    stack = env.env.env            # VecEnv > ClipReward > FrameStack
-    frames = np.asarray(params.reset_states.episode_frame)[:NOOP_MAX]
-    index = [int(np.flatnonzero(frames == f)[0])
-             for f in info_ref["episode_frame_number"]]
+    envs = jaxatari.gym.make_vec("breakout", num_envs, preprocess=True,
+                                 life_loss_info=True)
+    params, stack = envs._params, envs._env.env.env  # > ClipReward > stack
+    # reset(seed) reloads the ROM (a reset), then resets: the second reset
+    # since loadROM, the second block of starts. Their RAM is the same as
+    # the first's, not their timing: Breakout's serve after a lost life
+    # differs.
+    frames = np.asarray(params.reset_states.episode_frame)
+    index = [NOOP_MAX + int(np.flatnonzero(
+        frames[NOOP_MAX:2 * NOOP_MAX] == f)[0])
+        for f in info_ref["episode_frame_number"]]
     starts = jax.tree.map(lambda x: x[jnp.asarray(index)],
                           params.reset_states)
     pre = stack.env
     obs = jax.vmap(lambda s: stack._fresh(pre.observation(
         pre.env.observation(s, params))))(starts)
-    state = wrappers.StackedState(env_state=wrappers.PreprocessedState(
+    envs._state = wrappers.StackedState(env_state=wrappers.PreprocessedState(
         env_state=starts, lives=starts.lives), frames=obs)
+    envs._lives = np.asarray(starts.lives)
     np.testing.assert_array_equal(np.asarray(obs), obs_ref)
-    step = jax.jit(env.step)
-    rng = np.random.default_rng(3)
-    for t in range(100):
-        actions = rng.integers(len(env.action_set), size=num_envs)
-        obs_ref, reward_ref, term, trunc, _ = reference.step(actions)
-        obs, state, reward, done, info = step(
-            jax.random.key(t), state, jnp.asarray(actions, jnp.int32),
-            params)
-        np.testing.assert_array_equal(np.asarray(reward), reward_ref)
-        np.testing.assert_array_equal(np.asarray(done), term | trunc)
-        if (term | trunc).any():
-            break
-        np.testing.assert_array_equal(np.asarray(obs), obs_ref,
+    rng, lost, ended, previous_ref = np.random.default_rng(3), 0, False, None
+    for t in range(150):
+        actions = rng.integers(envs.single_action_space.n, size=num_envs)
+        obs_ref, reward_ref, term_ref, trunc_ref, info_ref = \
+            reference.step(actions)
+        obs, reward, term, trunc, info = envs.step(actions)
+        np.testing.assert_array_equal(reward, reward_ref)
+        np.testing.assert_array_equal(term, term_ref, err_msg=f"step {t}")
+        np.testing.assert_array_equal(trunc, trunc_ref)
+        np.testing.assert_array_equal(info["lives"], info_ref["lives"])
+        lost += int((term & (info["lives"] > 0)).sum())
+        over = np.asarray(envs._needs_reset)   # game over or truncated
+        np.testing.assert_array_equal(obs[~over], obs_ref[~over],
                                       err_msg=f"step {t}")
+        if over.any():
+            # ale-py's frame loop stops at the game over, before it
+            # captures a frame: its newest frame repeats the last step's.
+            # Here the newest frame is the game-over screen. The older
+            # frames of the stack agree. After this, each side's reset
+            # draws its own random start.
+            np.testing.assert_array_equal(obs_ref[over, -1],
+                                          previous_ref[over, -1])
+            np.testing.assert_array_equal(obs[over, :-1], obs_ref[over, :-1])
+            ended = True
+            break
+        previous_ref = obs_ref
+    assert lost > 0 and ended, "no life lost or no game over: test more steps"
     reference.close()
 
 
@@ -210,16 +236,27 @@ def test_fire_reset_refuses_sticky_actions():
         env.make_params(fire_reset=True, repeat_action_probability=0.25)
 
 
-def test_readme_preprocessing_example_runs():
-    """Here rather than in test_readme.py: its programs are the ones the
-    tests above compiled (same games and settings)."""
+def _readme_code(heading: str) -> list[str]:
     text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
-    section = text.split("## Preprocessing")[1].split("\n## ")[0]
-    single, batched = re.findall(r"```\n(.*?)```", section, re.S)
+    section = text.split(heading)[1].split("\n## ")[0]
+    return re.findall(r"```\n(.*?)```", section, re.S)
+
+
+def test_readme_preprocessing_example_runs():
+    """Here rather than in test_readme.py: its program is the one the
+    Gymnasium comparison compiled (same game and settings)."""
+    (single,) = _readme_code("## Preprocessing")
     scope = {}
     exec(compile(single, "README.md", "exec"), scope)
     assert scope["obs"].shape == (84, 84)
     assert str(scope["obs"].dtype) == "uint8"
-    exec(compile("import jaxatari\n" + batched, "README.md", "exec"), scope)
+
+
+def test_readme_like_envpool_example_runs():
+    """The README's "like EnvPool" snippet: the program of the
+    AtariVectorEnv comparison above."""
+    like_envpool = _readme_code("## Use it like")[1]
+    scope = {}
+    exec(compile(like_envpool, "README.md", "exec"), scope)
     assert scope["obs"].shape == (8, 4, 84, 84)
-    assert scope["reward"].shape == (8,)
+    assert scope["reward"].shape == (8,) and scope["terminated"].shape == (8,)
