@@ -78,8 +78,13 @@ def _next_step(env: wrappers.VecEnv, key: jax.Array, state: Any,
     state = jax.tree.map(pick, reset_state, stepped)
     terminated = info["terminated"] & ~needs_reset
     truncated = info["truncated"] & ~needs_reset
-    info = {key: value for key, value in info.items()
+    # A reset env's info describes its reset: its lives and frame number,
+    # zeros for what no step made (the discarded step's actions, rewards).
+    start = wrappers.inner_state(state)
+    info = {key: pick(jnp.zeros_like(value), value)
+            for key, value in info.items()
             if key not in ("terminated", "truncated")}
+    info.update(lives=start.lives, episode_frame_number=start.episode_frame)
     return (pick(reset_obs, obs), state, jnp.where(needs_reset, 0, reward),
             terminated, truncated, done & ~needs_reset, info)
 

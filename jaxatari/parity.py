@@ -394,10 +394,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("parity_out"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--progress", type=int, default=500, help=(
+        "report every N identical frames of each run on stderr (0: never)"))
     args = parser.parse_args(argv)
     runs = [(game, seed) for game in expand_games(args.games)
             for seed in args.seeds]
-    results = run_many(runs, args.steps, args.out)
+    results = run_many(runs, args.steps, args.out, progress=args.progress)
     for result in results:
         print(json.dumps(result) if args.json else _describe(result),
               flush=True)

@@ -39,8 +39,13 @@ def test_make_vec_finds_the_id_and_autoresets_next_step():
         assert envs.observation_space.contains(obs)
         assert reward.dtype == np.float64 and terminated.dtype == bool
         ends.append(bool(truncated[0] or terminated[0]))
-        if t == 10:  # the step after the end: a reset, reward 0
+        if t == 9:    # truncated after FRAMES frames
+            assert info["episode_frame_number"][0] == FRAMES
+        if t == 10:  # the step after the end: a reset, reward 0, and an
+            # info that describes the reset (v5: no NOOP starts)
             assert reward[0] == 0 and not ends[-1]
+            assert info["episode_frame_number"][0] == 0
+            assert not info["applied_actions"].any()
     assert ends[9] and ends.count(True) == 1
     with pytest.raises(ValueError, match="actions must be"):
         envs.step(np.asarray([99]))
