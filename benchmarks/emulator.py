@@ -43,29 +43,10 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxatari  # noqa: E402
-from jaxatari import _config, bench, sharding  # noqa: E402
+from jaxatari import _config, bench  # noqa: E402
 
 FRAMESKIP = 4
 MARKER = "<!-- emulator -->"
-
-
-def measure_jaxatari(env, params, batch: int, steps: int, repeats: int,
-                     budget: float) -> dict:
-    """Median emulated frames/s of `steps` vmapped env steps
-    (`jaxatari.bench.rollout_program`, compiled ahead of time, so no
-    untimed warm-up call is needed: at large batches one call takes
-    minutes on a CPU)."""
-    run, carry, _ = bench.rollout_program(env, params, batch, steps)
-
-    def call():
-        carry[:] = jax.block_until_ready(run(*carry, params))[:2]
-    times = bench.timed(call, repeats, budget)
-    median = statistics.median(times)
-    return dict(system="jaxatari", backend=jax.default_backend(),
-                devices=sharding.batch_mesh(batch).size, batch=batch,
-                steps_per_call=steps, timed_calls=len(times),
-                seconds_per_call=median,
-                frames_per_s=batch * steps * FRAMESKIP / median)
 
 
 def measure_ale(game: str, steps: int, repeats: int) -> dict:
@@ -122,7 +103,7 @@ def measure_ale_vector(game: str, steps: int, repeats: int) -> dict:
 
 def boot(game: str):
     """`jaxatari.make` on the host CPU: a single console's boot is latency
-    bound, far faster there than on an accelerator (`measure_jaxatari`
+    bound, far faster there than on an accelerator (`bench.measure_jaxatari`
     places the params on the devices it uses)."""
     with jax.default_device(jax.devices("cpu")[0]):
         return jaxatari.make(game)
@@ -151,17 +132,6 @@ def markdown(results: list[dict], game: str, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: pathlib.Path, section: str) -> None:
-    """Replaces the text between the two markers (appends them if absent)."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if text.count(MARKER) < 2:
-        text += f"\n## Emulator: `benchmarks/emulator.py`\n\n{MARKER}\n" \
-                f"{MARKER}\n"
-    head, _, rest = text.partition(MARKER)
-    _, _, tail = rest.partition(MARKER)
-    path.write_text(f"{head}{MARKER}\n{section}{MARKER}{tail}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--game", default="pong")
@@ -186,11 +156,14 @@ def main() -> None:
     command = " ".join(["python benchmarks/emulator.py", *sys.argv[1:]])
     env, params = boot(args.game)
     for batch in args.batches:
-        results.append(measure_jaxatari(env, params, batch, args.steps,
-                                        args.repeats, args.budget))
+        results.append(bench.measure_jaxatari(
+            env, params, args.game, batch, args.steps, args.repeats,
+            args.budget))
         print(json.dumps(results[-1]), flush=True)
         if args.write:  # after every batch: a long run stopped keeps its rows
-            write_section(args.write, markdown(results, args.game, command))
+            bench.write_section(args.write,
+                                markdown(results, args.game, command),
+                                MARKER, "Emulator: `benchmarks/emulator.py`")
 
 
 if __name__ == "__main__":

@@ -107,13 +107,15 @@ def measure_jaxatari(env: Any, params: Any, game: str, batch: int,
                      steps: int, repeats: int, budget: float) -> dict:
     """Median throughput of `rollout_program`."""
     import jax
+    from jaxatari import sharding
     run, carry, compile_seconds = rollout_program(env, params, batch, steps)
 
     def call():
         carry[:] = jax.block_until_ready(run(*carry, params))[:2]
     times = timed(call, repeats, budget)
     return _result("jaxatari", game, batch, steps, times,
-                   backend=jax.default_backend(), devices=jax.device_count(),
+                   backend=jax.default_backend(),
+                   devices=sharding.batch_mesh(batch).size,
                    compile_seconds=round(compile_seconds, 1))
 
 
@@ -316,18 +318,17 @@ def markdown(results: list[dict], command: str) -> str:
     return "\n".join(lines) + f"\nRaw output:\n\n```\n{raw}\n```\n"
 
 
-def write_section(path: pathlib.Path, text: str) -> None:
-    """Replaces the text between the two MARKER lines of `path` (appends
-    a new section with them when absent)."""
-    old = path.read_text() if path.exists() else ""
-    if old.count(MARKER) >= 2:
-        head, _, rest = old.partition(MARKER)
-        _, _, tail = rest.partition(MARKER)
-        path.write_text(f"{head}{MARKER}\n{text}{MARKER}{tail}")
-    else:
-        path.write_text(f"{old}\n## Env throughput: "
-                        f"`benchmarks/env_throughput.py`\n\n{MARKER}\n"
-                        f"{text}{MARKER}\n")
+def write_section(path: pathlib.Path, text: str, marker: str = MARKER,
+                  heading: str = "Env throughput: "
+                                 "`benchmarks/env_throughput.py`") -> None:
+    """Replaces the text between the two `marker` lines of `path` (first
+    appends a `heading` section holding them when absent)."""
+    old = path.read_text() if path.exists() else "# Benchmarks\n"
+    if old.count(marker) < 2:
+        old += f"\n## {heading}\n\n{marker}\n{marker}\n"
+    head, _, rest = old.partition(marker)
+    _, _, tail = rest.partition(marker)
+    path.write_text(f"{head}{marker}\n{text}{marker}{tail}")
 
 
 def plot(results: list[dict], path: pathlib.Path) -> None:

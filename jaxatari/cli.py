@@ -90,8 +90,9 @@ def load_policy(spec: str, num_actions: int, batch: tuple[int, ...] = ()
 def _screen(state: Any) -> jax.Array:
     """The palette-index screen inside any wrapper's state (of a batch,
     the first env's)."""
-    machine = wrappers.inner_state(state).machine
-    if wrappers.inner_state(state).episode_frame.ndim:    # batched
+    inner = wrappers.inner_state(state)
+    machine = inner.machine
+    if inner.episode_frame.ndim:                          # batched
         machine = jax.tree.map(lambda x: x[0], machine)
     return console.screen(machine)
 

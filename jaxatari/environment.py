@@ -331,30 +331,22 @@ class AtariEnv:
     def __hash__(self) -> int:
         return hash(self._config)
 
+    # ------------------------------------------------------------------ frames
     def _frame(self, state: EnvState, action: jax.Array, buttons: jax.Array,
                difficulty: jax.Array, render: bool) -> EnvState:
-        """`_emulate_frame` on the host, as two compiled programs: the
-        console's, shared by every game whose board has the same features
-        (the ROM and display are data), and the game's rules."""
-        controls = self.controls._replace(difficulty=difficulty)
-        machine, paddles = _shared_console_frame(
-            self.board, controls, state.machine, state.paddles, action,
-            buttons, render)
-        return self._rules_frame(state, machine, paddles, buttons)
-
-    # ------------------------------------------------------------------ frames
-    def _emulate_frame(self, state: EnvState, action: jax.Array,
-                       buttons: jax.Array, difficulty: jax.Array,
-                       render: bool) -> EnvState:
         """One ALE frame: inputs, the console, then `RomSettings::step`.
 
-        `buttons` is 0, 1 (RESET held) or 2 (SELECT held).
+        `buttons` is 0, 1 (RESET held) or 2 (SELECT held). Both parts are
+        jitted functions: on the host (the boot, the NOOP starts) they run
+        as two compiled programs, the console's shared by every game whose
+        board has the same features; inside a traced step JAX reuses their
+        jaxprs.
         """
         controls = self.controls._replace(difficulty=difficulty)
         machine, paddles = _shared_console_frame(
             self.board, controls, state.machine, state.paddles, action,
             buttons, render)
-        return self._after_frame(state, machine, paddles, buttons)
+        return self._rules_frame(state, machine, paddles, buttons)
 
     def _after_frame(self, state: EnvState, machine: console.Console,
                      paddles: jax.Array, buttons: jax.Array) -> EnvState:
@@ -564,8 +556,8 @@ class AtariEnv:
         state, total = carry
         state = state.replace(action=applied)
         over = self._game_over(state, params)
-        stepped = self._emulate_frame(state, applied, jnp.int32(0),
-                                      jnp.int32(params.difficulty), render)
+        stepped = self._frame(state, applied, jnp.int32(0),
+                              jnp.int32(params.difficulty), render)
         state = jax.tree.map(lambda a, b: jnp.where(over, a, b), state,
                              stepped)
         return state, total + jnp.where(over, 0, state.reward)

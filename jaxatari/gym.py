@@ -159,11 +159,10 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
                        self._params)
         self._needs_reset = done
         terminated, info = np.asarray(terminated), _to_numpy(info)
-        lives = self._lives_now()
-        if self.life_loss_info:
-            terminated = terminated | ((lives < self._lives) & (lives > 0)
-                                       & ~resetting)
-        self._lives = lives
+        if self.life_loss_info:   # info["lives"]: after the step or reset
+            terminated = terminated | (
+                wrappers.life_lost(self._lives, info["lives"]) & ~resetting)
+        self._lives = info["lives"]
         return (np.asarray(obs), np.asarray(reward, np.float64), terminated,
                 np.asarray(truncated), info)
 

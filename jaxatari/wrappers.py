@@ -140,6 +140,13 @@ def area_resize(frames: jax.Array, height: int, width: int) -> jax.Array:
     return jnp.clip(jnp.round(down), 0, 255).astype(jnp.uint8)
 
 
+def life_lost(lives_before: Any, lives_after: Any) -> Any:
+    """ALE's rule (ale-py's vector env): a life is lost when the count drops
+    and is not 0 (the last one ends the game anyway). For jax or numpy
+    arrays."""
+    return (lives_after < lives_before) & (lives_after > 0)
+
+
 def unwrapped(env: Any) -> environment.AtariEnv:
     """The `AtariEnv` inside any stack of wrappers."""
     while not isinstance(env, environment.AtariEnv):
@@ -318,9 +325,7 @@ class AtariPreprocessing(_Wrapper):
         pooled = 2 if params.frameskip > 1 else 1
         frames, env_state, reward, done, info = self.env.step_env(
             key, state.env_state, action, params, pooled)
-        # ALE's rule: a life is lost when the count drops and is not 0 (the
-        # last one ends the game anyway).
-        lost = (env_state.lives < state.lives) & (env_state.lives > 0)
+        lost = life_lost(state.lives, env_state.lives)
         info = {**info, "life_lost": lost}
         if self.terminal_on_life_loss:
             info["terminated"] = info["terminated"] | lost

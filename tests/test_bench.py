@@ -1,7 +1,8 @@
 """`jaxatari.bench` (benchmarks/env_throughput.py): the CPU systems'
 harness on a tiny workload, the batch sweep's skip rule, and the report
-(table, BENCHMARKS.md section, plot). jaxatari's own rollout program is
-`benchmarks/emulator.py`'s, run by the benchmarks, not here."""
+(table, BENCHMARKS.md section, plot). jaxatari's own rollout program
+(`bench.rollout_program`, which `benchmarks/emulator.py` shares) is
+compiled and timed by the benchmarks, not here."""
 import argparse
 
 import pytest
