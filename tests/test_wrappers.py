@@ -64,17 +64,30 @@ def preprocessed():
     return make
 
 
-def _start_like_ale(params, episode_frame: int):
-    """The first reset's NOOP start that ALE reached (the one with its
-    episode frame number)."""
-    block = np.asarray(params.reset_states.episode_frame)[:NOOP_MAX]
+def _ale_start_index(params, episode_frame: int) -> int:
+    """The index of the NOOP start that ALE reached (the one with its
+    episode frame number). ale-py's `reset(seed=...)` reloads the ROM (a
+    reset) and then resets, so its first episode begins at the second reset
+    since loadROM: the second block of starts. Their RAM is the same as
+    the first block's, not their timing: Breakout's serve after a lost life
+    differs."""
+    block = np.asarray(params.reset_states.episode_frame)[
+        NOOP_MAX:2 * NOOP_MAX]
     (index,) = np.flatnonzero(block == episode_frame)
+    return NOOP_MAX + int(index)
+
+
+def _start_like_ale(params, episode_frame: int):
+    """The NOOP start that ALE reached (`_ale_start_index`)."""
+    index = _ale_start_index(params, episode_frame)
     return jax.tree.map(lambda x: x[index], params.reset_states)
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_observations_equal_gymnasium_atari_preprocessing(game, preprocessed):
-    steps = 120
+    # With these actions Breakout loses its 5 lives by step 142 (game over)
+    # and Seaquest its first at step 138.
+    steps = 200
     reference = gymnasium.wrappers.AtariPreprocessing(
         gymnasium.make(f"ALE/{GAMES[game]}-v5", frameskip=1,
                        repeat_action_probability=0.0),
@@ -103,7 +116,7 @@ def test_observations_equal_gymnasium_atari_preprocessing(game, preprocessed):
 
 def test_noop_starts_are_gymnasiums(preprocessed):
     """Gymnasium's reset plays 1..noop_max NOOPs; the start with the same
-    episode frame number in the first reset's block is ALE's state."""
+    episode frame number in the second reset's block is ALE's state."""
     env, params = preprocessed("breakout")
     frames = np.asarray(params.reset_states.episode_frame)
     assert frames.shape == (4 * NOOP_MAX,)
@@ -145,14 +158,8 @@ def test_preset_equals_ale_py_atari_vector_env_with_life_loss_info():
     envs = jaxatari.gym.make_vec("breakout", num_envs, preprocess=True,
                                  life_loss_info=True)
     params, stack = envs._params, envs._env.env.env  # > ClipReward > stack
-    # reset(seed) reloads the ROM (a reset), then resets: the second reset
-    # since loadROM, the second block of starts. Their RAM is the same as
-    # the first's, not their timing: Breakout's serve after a lost life
-    # differs.
-    frames = np.asarray(params.reset_states.episode_frame)
-    index = [NOOP_MAX + int(np.flatnonzero(
-        frames[NOOP_MAX:2 * NOOP_MAX] == f)[0])
-        for f in info_ref["episode_frame_number"]]
+    index = [_ale_start_index(params, f)
+             for f in info_ref["episode_frame_number"]]
     starts = jax.tree.map(lambda x: x[jnp.asarray(index)],
                           params.reset_states)
     pre = stack.env
