@@ -87,7 +87,7 @@ def _start_like_ale(params, episode_frame: int):
 def test_observations_equal_gymnasium_atari_preprocessing(game, preprocessed):
     # With these actions Breakout loses its 5 lives by step 142 (game over)
     # and Seaquest its first at step 138.
-    steps = 200
+    steps = 150
     reference = gymnasium.wrappers.AtariPreprocessing(
         gymnasium.make(f"ALE/{GAMES[game]}-v5", frameskip=1,
                        repeat_action_probability=0.0),
