@@ -143,7 +143,7 @@ def test_noop_starts_are_gymnasiums(preprocessed):
 
 
 def test_preset_equals_ale_py_atari_vector_env_with_life_loss_info():
-    """The README's EnvPool-style env (Breakout, 8 envs, the preset through
+    """The README's EnvPool-style env (Breakout, 4 envs, the preset through
     the Gymnasium adapter) against ale-py's AtariVectorEnv with its
     defaults (FIRE and NOOP starts, clipped rewards, a stack of 4), both
     with `life_loss_info`: a lost life is terminal but play goes on, so
