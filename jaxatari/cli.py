@@ -1,13 +1,16 @@
-"""The `jaxatari` command line: `list`, `play`, `bench` and `parity`.
+"""The `jaxatari` command line: `list`, `train`, `play`, `bench`, `parity`.
 
 * `jaxatari list` — the games, their cartridge scheme, whether they are in
   Atari-57, and their parity with ale-py (PARITY.md's status, shipped with
   the package as `parity_status.json`).
-* `jaxatari play GAME --steps N --out run.gif [--policy random|PATH]` —
+* `jaxatari train ENV --algo ppo|a2c|ga3c --frames N --out DIR` — trains
+  an agent (`jaxatari.agents.run`).
+* `jaxatari play GAME --steps N --out run.gif [--policy random|PATH|DIR]` —
   plays and records the screen as a GIF or MP4 (`render.save_video`).
   A policy file is Python that defines `policy(key, obs) -> action`,
   jittable, called on what the env returns (with `--preprocess`, the
-  `make_atari` preset's stacked 84x84 frames, batch 1).
+  `make_atari` preset's stacked 84x84 frames, batch 1). A `jaxatari train`
+  directory plays its trained agent.
 * `jaxatari bench ...` — `benchmarks/env_throughput.py`
   (`jaxatari.bench`): jaxatari against ale-py and EnvPool.
 * `jaxatari parity GAME... --steps N --seeds S...` — frame-by-frame
@@ -131,7 +134,28 @@ def rollout(env: Any, params: Any, policy: Callable, key: jax.Array,
         "steps": steps, "reward": reward, "episodes_ended": episodes}
 
 
+def play_trained(args: argparse.Namespace) -> int:
+    """`play GAME --policy DIR`: a `jaxatari train` run's agent, on the
+    preset it trained on, recorded in full colour."""
+    from jaxatari.agents import run   # the RL side, imported on demand
+    agent, state, record = run.load_trained(args.policy)
+    if games.lookup(record["env_id"]) is not games.lookup(args.game):
+        raise ValueError(f"{args.policy} trained on {record['env_id']!r}, "
+                         f"not {args.game!r}")
+    base = wrappers.unwrapped(agent.env.env)
+    frames = run.play_policy(
+        agent, state.params, args.steps, args.seed,
+        lambda s: base.screen_rgb(wrappers.inner_state(s)))
+    path = render.save_video(frames, args.out,
+                             args.fps or render.ALE_FPS / agent.env.frameskip)
+    print(json.dumps({"game": base.rules.rom_id, "policy": str(args.policy),
+                      "frames": len(frames), "out": str(path)}))
+    return 0
+
+
 def play_command(args: argparse.Namespace) -> int:
+    if pathlib.Path(args.policy).is_dir():
+        return play_trained(args)
     if args.preprocess:
         env, params = wrappers.make_atari(args.game, 1)
     else:
@@ -155,7 +179,9 @@ def play_command(args: argparse.Namespace) -> int:
     return 0
 
 
-FORWARDED = {"bench": ("jaxatari.bench", "throughput against ale-py and "
+FORWARDED = {"train": ("jaxatari.agents.run", "train an agent (PPO, A2C, "
+                         "GA3C) on a game or a gymnax env"),
+             "bench": ("jaxatari.bench", "throughput against ale-py and "
                          "EnvPool (benchmarks/env_throughput.py)"),
              "parity": ("jaxatari.parity", "frame-by-frame comparison with "
                         "ale-py")}
@@ -175,8 +201,9 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--out", type=pathlib.Path, default=None,
                       help="a .gif or .mp4 (default GAME.gif)")
     play.add_argument("--policy", default="random",
-                      help="'random' or a .py file defining "
-                           "policy(key, obs) -> action")
+                      help="'random', a .py file defining "
+                           "policy(key, obs) -> action, or a jaxatari "
+                           "train directory (its agent, on its preset)")
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--frameskip", type=int, default=4)
     play.add_argument("--repeat-action-probability", type=float,

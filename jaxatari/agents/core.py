@@ -222,9 +222,13 @@ class BatchedEnv:
 
     def __init__(self, env: Any, env_params: Any, num_envs: int,
                  life_loss_terminal: bool = True):
-        inner = getattr(env, "env", None)
-        if type(env).__name__ == "VecEnv" and inner is not None:
-            env = inner          # a jaxatari VecEnv: the agent batches
+        if hasattr(env, "num_envs") and hasattr(env, "env"):
+            if env.num_envs != num_envs:   # a jaxatari VecEnv
+                raise ValueError(
+                    f"the env is a batch of {env.num_envs} but the config "
+                    f"asks for num_envs={num_envs}; make it with "
+                    f"make_atari(game, {num_envs}) or set num_envs to match")
+            env = env.env        # the agent batches the single env
         self.env, self.params, self.num_envs = env, env_params, num_envs
         self.life_loss_terminal = life_loss_terminal
         obs = jax.eval_shape(lambda k: env.reset(k, env_params)[0],
@@ -431,7 +435,7 @@ def apply_gradients(config: Config, params: Any, opt_state: Any,
     Returns:
         (params, opt_state, the gradients' global norm before clipping).
     """
-    norm = optax.global_norm(grads)
+    norm = optax.tree.norm(grads)
     keep = (max_grad_norm <= 0) | (norm < max_grad_norm)
     grads = jax.tree.map(
         lambda g: jnp.where(keep, g, g / norm * max_grad_norm), grads)
@@ -526,14 +530,29 @@ def finish_update(env: BatchedEnv, state: AgentState, metrics: Metrics
                    "finite": finite}
 
 
-def run_updates(agent: Agent, count: int
-                ) -> Callable[[AgentState], tuple[AgentState, Metrics]]:
-    """`count` updates as one scanned function (jit it): `state ->
-    (state, metrics stacked over the updates)`."""
-    def run(state: AgentState) -> tuple[AgentState, Metrics]:
-        return jax.lax.scan(lambda s, _: agent.update(s), state, None,
-                            length=count)
-    return run
+def scan_updates(agent: Agent, state: AgentState, count: int,
+                 callback: Callable[[Metrics], None] | None = None,
+                 callback_every: int = 1) -> tuple[AgentState, Metrics]:
+    """`count` updates in one `lax.scan`, metrics stacked over them.
+
+    Args:
+        agent, state: the agent and its state.
+        count: the updates (static).
+        callback: called on the host with an update's metrics every
+            `callback_every` updates (`jax.debug.callback`, unordered, so
+            the device does not wait on it; under `vmap` the metrics carry
+            the member axis). The predicate is the scan's own counter, so
+            under `vmap` it stays one branch, not a select.
+    """
+    def body(state, index):
+        state, metrics = agent.update(state)
+        if callback is not None:
+            jax.lax.cond(index % callback_every == 0,
+                         lambda m: jax.debug.callback(callback, m),
+                         lambda m: None, metrics)
+        return state, metrics
+
+    return jax.lax.scan(body, state, jnp.arange(count))
 
 
 def make_train(agent: Agent,
@@ -546,26 +565,14 @@ def make_train(agent: Agent,
 
     Args:
         agent: from an algorithm's `make`.
-        callback: called on the host with an update's metrics every
-            `callback_every` updates (`jax.debug.callback`, unordered, so
-            the device does not wait on it; under `vmap` the metrics carry
-            the member axis).
+        callback, callback_every: as `scan_updates`.
     """
     config = agent.config
 
     def train(key: jax.Array, hparams: HParams | None = None
               ) -> tuple[AgentState, Metrics]:
         hparams = config.hparams() if hparams is None else hparams
-        state = agent.init(key, hparams)
-
-        def body(state, index):
-            state, metrics = agent.update(state)
-            if callback is not None:
-                jax.lax.cond(index % callback_every == 0,
-                             lambda m: jax.debug.callback(callback, m),
-                             lambda m: None, metrics)
-            return state, metrics
-
-        return jax.lax.scan(body, state, jnp.arange(config.num_updates))
+        return scan_updates(agent, agent.init(key, hparams),
+                            config.num_updates, callback, callback_every)
 
     return train
