@@ -54,7 +54,8 @@ from flax import struct
 from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
-from jaxatari import console, games, palette, tia
+from jaxatari import boot_cache, console, games, palette, tia
+from jaxatari.settings import check_settings
 
 PADDLE_MIN, PADDLE_MAX = games.core.PADDLE_MIN, games.core.PADDLE_MAX
 PADDLE_DELTA = 23000
@@ -384,6 +385,9 @@ class AtariEnv:
         them: loadROM's reset first, then the new settings from the next
         frame on.
 
+        A process boots each `boot_key` once; the states are also kept on
+        disk (`jaxatari.boot_cache`), so later processes load them.
+
         Args:
             mode: ALE's `setMode` value (default: the env's).
             difficulty: ALE's `setDifficulty` value (default: the env's).
@@ -391,7 +395,8 @@ class AtariEnv:
         mode, difficulty = self._settings(mode, difficulty)
         key = self.boot_key(mode, difficulty)
         if key not in _BOOTED:  # the boot may refit the board (PAL)
-            _BOOTED[key] = self._boot(mode, difficulty), self.board
+            _BOOTED[key] = boot_cache.cached_boot(self, mode, difficulty,
+                                                  self._boot)
         states, self.board = _BOOTED[key]
         return list(states)
 
@@ -446,14 +451,16 @@ class AtariEnv:
 
         Raises:
             ValueError: a mode or difficulty the game lacks (the message
-                lists the ones it has), raised before any emulation.
+                lists the ones it has), or a field out of range
+                (`settings.check_settings`), raised before any emulation.
+            TypeError: a field `EnvParams` lacks, also before it.
         """
         mode, difficulty = self._settings(mode, difficulty)
-        states = self.boot(mode, difficulty)
-        stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
-        return EnvParams(mode=mode, difficulty=difficulty,
-                         reset_states=stacked,
-                         reset_states_for=(mode, difficulty), **fields)
+        check_settings(fields)
+        params = EnvParams(mode=mode, difficulty=difficulty,
+                           reset_states_for=(mode, difficulty), **fields)
+        return params.replace(
+            reset_states=boot_cache.stack(self.boot(mode, difficulty)))
 
     def default_params(self) -> EnvParams:
         """`make_params()` for the env's mode and difficulty."""
@@ -802,8 +809,12 @@ def make(game: str | games.GameRules,
         (env, params).
 
     Raises:
-        ValueError: an unknown game, or a mode or difficulty the game
-            lacks; TypeError: an unknown setting. All before any emulation.
+        ValueError: an unknown game (the message suggests the nearest
+            known names), a mode or difficulty the game lacks, or a
+            setting out of range (`settings.check_settings`: a frameskip
+            below 1,
+            a repeat_action_probability outside [0, 1]).
+        TypeError: an unknown setting. All before any emulation.
     """
     env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states",
                 "rom", "random_seed"}
@@ -813,6 +824,7 @@ def make(game: str | games.GameRules,
     if unknown:   # checked before the (slow) boot
         raise TypeError(f"unknown settings {sorted(unknown)}; known: "
                         f"{sorted(env_keys | fields)}")
+    check_settings(overrides)
     env = AtariEnv(game, **{k: v for k, v in overrides.items()
                             if k in env_keys})
     params = env.default_params()

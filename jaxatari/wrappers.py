@@ -23,7 +23,8 @@ convention (`reset(key, params)`, `step(key, state, action, params)`), with
 (`AtariEnv.step_env(..., pooled=2)`). The NOOP starts cost nothing at run
 time: NOOP frames after a reset are deterministic (the sticky action at a
 reset is NOOP, so stickiness cannot change them), so `make_params` plays
-them on the host once and the reset draws among the resulting states.
+them on the host once (and keeps them on disk: `jaxatari.boot_cache`) and
+the reset draws among the resulting states.
 
 On the step that ends an episode the observations differ from
 Gymnasium's and ale-py's, by design. Their frame loops stop at the game
@@ -54,7 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import environment
+from jaxatari import boot_cache, environment, settings
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
 FIRE = 1  # ALE's PLAYER_A_FIRE
@@ -251,9 +252,12 @@ class AtariPreprocessing(_Wrapper):
                 set by the wrapper.
 
         Raises:
-            ValueError: a bad range, or FIRE starts with sticky actions
-                (the frames after FIRE would then be random).
+            ValueError: a bad range, a field out of range
+                (`settings.check_settings`), or FIRE starts with sticky
+                actions (the frames after FIRE would then be random); all
+                before any emulation.
         """
+        settings.check_settings(fields)
         if noop_min < 0 or (noop_max and not noop_min <= noop_max):
             raise ValueError(f"need 0 <= noop_min <= noop_max, got "
                              f"{noop_min}..{noop_max}")
@@ -267,6 +271,17 @@ class AtariPreprocessing(_Wrapper):
         if noop_max == 0 and not fire:
             return params
         draws = range(noop_min, noop_max + 1) if noop_max else (0,)
+        played = {"draws": list(draws), "fire": fire,
+                  "max_num_frames_per_episode":
+                      params.max_num_frames_per_episode}
+        return params.replace(reset_states=boot_cache.cached_starts(
+            self.env, params.mode, params.difficulty, played,
+            lambda: self._starts(params, draws, fire)))
+
+    def _starts(self, params: environment.EnvParams, draws: range | tuple,
+                fire: bool) -> list[environment.EnvState]:
+        """The states after each reset's start frames, one per reset and
+        draw (`make_params`), played once a process (`_STARTS`)."""
         count = len(jax.tree.leaves(params.reset_states)[0])
         states = []
         for k in range(count):
@@ -277,8 +292,7 @@ class AtariPreprocessing(_Wrapper):
                 start = jax.tree.map(lambda x, k=k: x[k], params.reset_states)
                 _STARTS[key] = self._start_frames(start, key[2], fire, params)
             states += [_STARTS[key][max(d - fire, 0) + fire] for d in draws]
-        return params.replace(reset_states=jax.tree.map(
-            lambda *xs: jnp.stack(xs), *states))
+        return states
 
     def _start_frames(self, start: environment.EnvState, count: int,
                       fire: bool, params: environment.EnvParams):
@@ -448,7 +462,14 @@ def make_atari(game: str, num_envs: int = 1, *, frameskip: int = 4,
     Returns:
         (env, params): `env.reset(key, params)` and `env.step(key, state,
         actions, params)` work on all `num_envs` at once and jit whole.
+
+    Raises:
+        ValueError: an unknown game, a frameskip below 1 or a
+            repeat_action_probability outside [0, 1], before any boot.
     """
+    settings.check_settings(
+        {"frameskip": frameskip,
+         "repeat_action_probability": repeat_action_probability})
     base = AtariPreprocessing(environment.AtariEnv(game, **env_kwargs),
                               screen_size=screen_size,
                               terminal_on_life_loss=terminal_on_life_loss,

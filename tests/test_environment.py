@@ -1,17 +1,19 @@
 """jaxatari.environment: the paddle threshold and the cheap parts of the API.
 
 No test here boots a game (`make` normally does, for about a minute):
-`AtariEnv.default_params` is replaced by one that returns plain parameters.
+`AtariEnv.default_params` is replaced by one that returns plain parameters,
+or `AtariEnv.boot` by one that fails (bad settings raise before the boot).
 """
 from __future__ import annotations
 
 import collections
+import re
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxatari import environment
+from jaxatari import environment, settings
 from jaxatari.environment import (PADDLE_CENTRE, PADDLE_DELTA, PADDLE_MAX,
                                   PADDLE_MIN)
 
@@ -191,6 +193,76 @@ def test_params_for_other_settings_are_refused(no_boot):
         env.reset(jax.random.key(0), stale)
     with pytest.raises(ValueError, match="no reset states"):
         env.reset(jax.random.key(0), environment.EnvParams())
+
+
+@pytest.fixture
+def boot_fails(monkeypatch):
+    """Any boot fails the test: errors must come before it."""
+    def boot(self, *args, **kwargs):
+        raise AssertionError("the game was booted before the error")
+    monkeypatch.setattr(environment.AtariEnv, "boot", boot)
+
+
+BAD_FRAMESKIPS = [0, -4, 2.5, True, "4", None]
+BAD_PROBABILITIES = [1.5, -0.25, float("nan"), "0.25", None, [0.1, 2.0]]
+
+
+@pytest.mark.parametrize("frameskip", BAD_FRAMESKIPS)
+def test_make_rejects_a_bad_frameskip_before_booting(boot_fails, frameskip):
+    with pytest.raises(ValueError, match=r"frameskip must be an integer "
+                       rf">= 1 .*got {re.escape(repr(frameskip))}$"):
+        environment.make("breakout", frameskip=frameskip)
+
+
+@pytest.mark.parametrize("probability", BAD_PROBABILITIES)
+def test_make_rejects_a_bad_repeat_probability_before_booting(
+        boot_fails, probability):
+    with pytest.raises(ValueError, match=r"repeat_action_probability must "
+                       r"be a number in \[0, 1\] .*0 turns sticky actions "
+                       rf"off\), got {re.escape(repr(probability))}$"):
+        environment.make("breakout", repeat_action_probability=probability)
+
+
+def test_make_params_checks_the_same_settings_before_booting(boot_fails):
+    env = environment.AtariEnv("breakout")
+    with pytest.raises(ValueError, match="frameskip .* got 0"):
+        env.make_params(frameskip=0)
+    with pytest.raises(ValueError, match="repeat_action_probability .* 1.01"):
+        env.make_params(mode=4, repeat_action_probability=1.01)
+    with pytest.raises(ValueError, match="obs_type .* got 'grey'"):
+        env.make_params(obs_type="grey")
+    with pytest.raises(TypeError, match="frameskp"):
+        env.make_params(frameskp=4)
+
+
+def test_good_settings_pass_the_check():
+    for chance in (0, 0.0, 0.25, 1, np.float32(0.5), jnp.float32(1.0),
+                   np.array([0.0, 1.0])):
+        settings.check_settings({"repeat_action_probability": chance})
+    for frameskip in (1, 4, np.int64(5)):
+        settings.check_settings({"frameskip": frameskip})
+    settings.check_settings({"obs_type": "ram", "mode": 99})
+
+
+@pytest.mark.parametrize("name, suggestion", [
+    ("breakot", "'breakout'"), ("Breakot", "'Breakout'"),
+    ("ALE/Breakot-v5", "'ALE/Breakout-v5'"),
+    ("SpaceInvader", "'SpaceInvaders'"),
+    ("BreakotNoFrameskip-v4", "'BreakoutNoFrameskip-v4'")])
+def test_unknown_game_suggests_the_nearest_names(name, suggestion):
+    expected = (rf"unknown game {re.escape(repr(name))}\. "
+                rf"Did you mean {re.escape(suggestion)}")
+    with pytest.raises(ValueError, match=expected) as info:
+        environment.make(name)
+    suggested = str(info.value).split("Did you mean ")[1].split("?")[0]
+    for named in suggested.split(" or "):   # each suggestion works
+        assert environment.games.lookup(named.strip("'"))
+
+
+def test_unknown_game_without_a_near_name_suggests_nothing():
+    with pytest.raises(ValueError, match="unknown game") as info:
+        environment.make("zzzzzz")
+    assert "Did you mean" not in str(info.value)
 
 
 def test_make_from_rom_errors(tmp_path):

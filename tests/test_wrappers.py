@@ -243,6 +243,31 @@ def test_fire_reset_refuses_sticky_actions():
         env.make_params(fire_reset=True, repeat_action_probability=0.25)
 
 
+@pytest.mark.parametrize("settings, message", [
+    ({"frameskip": 0}, "frameskip must be an integer >= 1 .* got 0"),
+    ({"frameskip": 3.5}, "frameskip must be an integer >= 1 .* got 3.5"),
+    ({"repeat_action_probability": 1.5},
+     r"repeat_action_probability must be a number in \[0, 1\] .* got 1.5"),
+    ({"repeat_action_probability": -1},
+     r"repeat_action_probability must be a number in \[0, 1\] .* got -1")])
+def test_bad_settings_raise_before_booting(monkeypatch, settings, message):
+    """make_atari and AtariPreprocessing.make_params refuse them as
+    jaxatari.make does, before any boot."""
+    def boot(self, *args, **kwargs):
+        raise AssertionError("the game was booted before the error")
+    monkeypatch.setattr(environment.AtariEnv, "boot", boot)
+    with pytest.raises(ValueError, match=message):
+        wrappers.make_atari("breakout", 2, **settings)
+    env = wrappers.AtariPreprocessing(environment.AtariEnv("breakout"))
+    with pytest.raises(ValueError, match=message):
+        env.make_params(fire_reset=True, **settings)
+
+
+def test_make_atari_suggests_the_nearest_game():
+    with pytest.raises(ValueError, match="Did you mean 'SpaceInvaders'"):
+        wrappers.make_atari("SpaceInvader")
+
+
 def _readme_code(heading: str) -> list[str]:
     text = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = text.split(heading)[1].split("\n## ")[0]

@@ -15,6 +15,7 @@ rules themselves live in one module per alphabetical range of ROM ids.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from jaxatari.games import (
@@ -117,10 +118,49 @@ def lookup(game: str) -> GameRules:
                 "settings), so jaxatari has no rules for it. To emulate it "
                 "anyway, without rewards: jaxatari.make_from_rom("
                 f"jaxatari.cart.rom_path({multi_agent[squashed]!r})).")
+    suggestions = close_names(game)
+    hint = (f" Did you mean {' or '.join(map(repr, suggestions))}?"
+            if suggestions else "")
     known = ", ".join(sorted(GAMES))
     raise ValueError(
-        f"unknown game {game!r}. jaxatari has rules for: {known}. Pass one "
-        "of these ale-py ROM ids, or a Gymnasium id such as "
+        f"unknown game {game!r}.{hint} jaxatari has rules for: {known}. "
+        "Pass one of these ale-py ROM ids, or a Gymnasium id such as "
         "'ALE/SpaceInvaders-v5' or 'SpaceInvadersNoFrameskip-v4'. To play "
         "a ROM file of your own without rules, use "
         "jaxatari.make_from_rom(path).")
+
+
+def close_names(game: str, count: int = 3) -> list[str]:
+    """The known names nearest to a misspelt one, best first, one a game.
+
+    The name's stem (without "ALE/", "NoFrameskip", "-v5", ...) is
+    compared, without case, by `difflib.get_close_matches` with the ROM
+    ids (`list_games()`) and the Gymnasium stems ("SpaceInvaders"). Each
+    suggestion keeps the name's form: "ALE/Breakot-v5" gives
+    "ALE/Breakout-v5", "breakot" gives "breakout", "Breakot" "Breakout".
+
+    Args:
+        game: the name `lookup` did not know.
+        count: at most this many names.
+
+    Returns:
+        Up to `count` names that `lookup` accepts.
+    """
+    game = game.strip()
+    match = _GYM_ID.match(game)
+    start, end = match.span("stem") if match else (0, len(game))
+    stem = game[start:end]
+    by_name: dict[str, GameRules] = {}
+    for rules in _ALL_RULES:
+        by_name.setdefault(rules.rom_id.lower(), rules)
+        by_name.setdefault(rules.ale_name.lower(), rules)
+    gym_style = stem != game or stem != stem.lower()
+    suggestions: list[str] = []
+    for name in difflib.get_close_matches(stem.lower(), list(by_name),
+                                          n=3 * count, cutoff=0.6):
+        rules = by_name[name]
+        found = rules.ale_name if gym_style else rules.rom_id
+        suggestion = game[:start] + found + game[end:]
+        if suggestion not in suggestions:
+            suggestions.append(suggestion)
+    return suggestions[:count]
