@@ -129,8 +129,11 @@ def plot(curves: dict, baseline: float, env: str, path: str) -> None:
     for algo, (steps, returns) in curves.items():
         window = max(1, returns.shape[1] // 50)
         mean = np.nanmean(returns, axis=0)
-        filled = np.where(np.isfinite(mean), mean, 0.0)
-        smooth = np.convolve(filled, np.ones(window) / window, "same")
+        seen = np.isfinite(mean)
+        smooth = (np.convolve(np.where(seen, mean, 0.0), np.ones(window),
+                              "same")
+                  / np.maximum(np.convolve(seen, np.ones(window), "same"),
+                               1))
         axes.plot(steps, smooth, label=f"{algo} (mean of "
                   f"{returns.shape[0]} seeds)")
     axes.axhline(baseline, color="gray", linestyle="--",

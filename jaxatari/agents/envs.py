@@ -75,6 +75,17 @@ def unbatched(env: Any) -> Any:
     return env
 
 
+def atari_base(env: Any) -> Any | None:
+    """The jaxatari `AtariEnv` under an env's wrappers, or None for an env
+    that is not jaxatari's (a gymnax env)."""
+    from jaxatari import environment
+    while not isinstance(env, environment.AtariEnv):
+        if "env" not in getattr(env, "__dict__", {}):
+            return None
+        env = env.env
+    return env
+
+
 def _unknown(env_id: str, known: list[str], prefix: str) -> str:
     close = difflib.get_close_matches(env_id[len(prefix):], known, n=3)
     hint = (f" Did you mean {' or '.join(prefix + c for c in close)}?"

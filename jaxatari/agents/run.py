@@ -270,10 +270,9 @@ def record_gif(agent: core.Agent, state: core.AgentState,
     """The trained policy playing one Atari env for `steps` agent steps,
     as a GIF of the full-colour screen (None for non-Atari envs)."""
     from jaxatari import render, wrappers
-    env = agent.env.env
-    if steps < 1 or not hasattr(env, "action_set"):
+    base = envs.atari_base(agent.env.env)
+    if steps < 1 or base is None:
         return None
-    base = wrappers.unwrapped(env)
     screens = play_policy(agent, state.params, steps, seed,
                           lambda s: base.screen_rgb(wrappers.inner_state(s)))
     return render.save_video(screens, path, 60 / agent.env.frameskip)

@@ -148,3 +148,15 @@ def test_an_unknown_algorithm_lists_the_choices(capsys):
     with pytest.raises(SystemExit):
         run.main(["gymnax:CartPole-v1", "--algo", "dqn"])
     assert "choose from 'a2c', 'ga3c', 'ppo'" in capsys.readouterr().err
+
+
+def test_a_gymnax_env_with_an_action_set_trains_without_a_gif(tmp_path):
+    """MinAtar envs have an `action_set` too: the run must not take them
+    for Atari envs (no GIF; the record says so)."""
+    out = tmp_path / "run"
+    run.main(["gymnax:Breakout-MinAtar", "--num-envs", "4", "--frames",
+              "1024", "--set", "num_steps=16", "--set", "num_minibatches=2",
+              "--out", str(out), "--no-progress"])
+    record = json.loads((out / "record.json").read_text())
+    assert record["status"] == "finished" and record["gif"] is None
+    assert not (out / "agent.gif").exists()
