@@ -1,4 +1,4 @@
-"""Training checkpoints with orbax: the whole `AgentState`, atomically.
+"""Training checkpoints with orbax: a whole state pytree, atomically.
 
 A checkpoint holds everything an update reads (parameters, optimiser
 state, hyperparameters, the PRNG key as raw key data, the envs' states and
@@ -15,20 +15,29 @@ from typing import Any
 import jax
 import orbax.checkpoint as ocp
 
-from jaxatari.agents.core import AgentState
 
 
-def _to_saved(state: AgentState) -> AgentState:
-    return state.replace(key=jax.random.key_data(state.key))
+def _is_key(x: Any) -> bool:
+    return jax.dtypes.issubdtype(getattr(x, "dtype", None),
+                                 jax.dtypes.prng_key)
 
 
-def _from_saved(saved: AgentState, like: AgentState) -> AgentState:
-    return saved.replace(key=jax.random.wrap_key_data(
-        saved.key, impl=jax.random.key_impl(like.key)))
+def _to_saved(tree: Any) -> Any:
+    """PRNG keys (anywhere in the tree) as their raw key data."""
+    return jax.tree.map(
+        lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
+
+
+def _from_saved(saved: Any, like: Any) -> Any:
+    """Key data back into keys where `like` holds keys."""
+    return jax.tree.map(
+        lambda x, template: (jax.random.wrap_key_data(
+            x, impl=jax.random.key_impl(template))
+            if _is_key(template) else x), saved, like)
 
 
 class Checkpoints:
-    """`DIR/checkpoints/<update>/`, the last `keep` of them.
+    """`DIR/checkpoints/<step>/`, the last `keep` of them.
 
     Args:
         directory: where the steps go (made if missing).
@@ -42,10 +51,10 @@ class Checkpoints:
             options=ocp.CheckpointManagerOptions(max_to_keep=keep,
                                                  create=True))
 
-    def save(self, update: int, state: AgentState,
-             meta: dict[str, Any]) -> None:
-        """Saves `state` (and JSON `meta`) as step `update`; waits until
-        it is on disk."""
+    def save(self, update: int, state: Any, meta: dict[str, Any]) -> None:
+        """Saves `state` (an `AgentState`, or any pytree of arrays and
+        PRNG keys) and JSON `meta` as step `update`; waits until it is on
+        disk."""
         self.manager.save(update, args=ocp.args.Composite(
             state=ocp.args.StandardSave(_to_saved(state)),
             meta=ocp.args.JsonSave(meta)))
@@ -55,8 +64,7 @@ class Checkpoints:
         """The newest complete step, or None."""
         return self.manager.latest_step()
 
-    def restore(self, update: int, like: AgentState
-                ) -> tuple[AgentState, dict[str, Any]]:
+    def restore(self, update: int, like: Any) -> tuple[Any, dict[str, Any]]:
         """Step `update`, shaped as `like` (a state of the same agent,
         e.g. a fresh `init`); returns (state, meta)."""
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct,

@@ -25,8 +25,29 @@ import numpy as np
 _SQRT2 = float(np.sqrt(2.0))
 
 
+def orthogonal(gain: float) -> nn.initializers.Initializer:
+    """Flax's orthogonal initialiser, run one member at a time under vmap.
+
+    It draws a Gaussian matrix and takes its QR decomposition. Under
+    `jax.vmap` (a population's `init`) that becomes a batched LAPACK QR,
+    which on jax 0.10.2's CPU backend intermittently never returns (seen
+    here at batch 2 with a 4x64 matrix; an unbatched QR never hung).
+    `jax.custom_batching.sequential_vmap` makes the batched call a loop
+    over members instead, so each member's weights are also exactly the
+    unbatched init's.
+    """
+    base = nn.initializers.orthogonal(gain)
+
+    def init(key: jax.Array, shape: tuple[int, ...],
+             dtype: jnp.dtype = jnp.float32) -> jax.Array:
+        return jax.custom_batching.sequential_vmap(
+            lambda k: base(k, shape, dtype))(key)
+
+    return init
+
+
 def _dense(features: int, gain: float) -> nn.Dense:
-    return nn.Dense(features, kernel_init=nn.initializers.orthogonal(gain),
+    return nn.Dense(features, kernel_init=orthogonal(gain),
                     bias_init=nn.initializers.zeros)
 
 
@@ -56,7 +77,7 @@ class NatureCNN(nn.Module):
         for features, size, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = nn.Conv(features, (size, size), (stride, stride),
                         padding="VALID",
-                        kernel_init=nn.initializers.orthogonal(_SQRT2),
+                        kernel_init=orthogonal(_SQRT2),
                         bias_init=nn.initializers.zeros)(x)
             x = nn.relu(x)
         x = x.reshape(x.shape[:-3] + (-1,))
