@@ -1,10 +1,12 @@
-"""The `jaxatari` command line: `list`, `train`, `play`, `bench`, `parity`.
+"""The `jaxatari` command line: list, train, sweep, play, bench, parity.
 
 * `jaxatari list` — the games, their cartridge scheme, whether they are in
   Atari-57, and their parity with ale-py (PARITY.md's status, shipped with
   the package as `parity_status.json`).
 * `jaxatari train ENV --algo ppo|a2c|ga3c --frames N --out DIR` — trains
   an agent (`jaxatari.agents.run`).
+* `jaxatari sweep ENV --method pbt|hypertrick|es|random --members N
+  --frames F --out DIR` — a population sweep (`jaxatari.population.sweep`).
 * `jaxatari play GAME --steps N --out run.gif [--policy random|PATH|DIR]` —
   plays and records the screen as a GIF or MP4 (`render.save_video`).
   A policy file is Python that defines `policy(key, obs) -> action`,
@@ -181,6 +183,9 @@ def play_command(args: argparse.Namespace) -> int:
 
 FORWARDED = {"train": ("jaxatari.agents.run", "train an agent (PPO, A2C, "
                          "GA3C) on a game or a gymnax env"),
+             "sweep": ("jaxatari.population.sweep", "a population sweep "
+                       "(PBT, HyperTrick, ES, random search) in one "
+                       "program"),
              "bench": ("jaxatari.bench", "throughput against ale-py and "
                          "EnvPool (benchmarks/env_throughput.py)"),
              "parity": ("jaxatari.parity", "frame-by-frame comparison with "
