@@ -21,6 +21,8 @@ def test_readme_quickstart_has_exactly_two_commands():
     text = README.read_text()
     quickstart = text.split("## Quickstart")[1].split("## ")[0]
     commands = re.findall(r"```bash\n(.*?)\n```", quickstart, re.S)
-    assert commands == ['pip install -e . && python benchmarks/cpu.py',
+    assert commands == ['pip install -e . && jaxatari train '
+                        'gymnax:Breakout-MinAtar --algo ppo --num-envs 64 '
+                        '--frames 20000000 --out runs/minatar-breakout',
                         'pip install -e ".[test]" && python -m pytest']
 

@@ -160,3 +160,12 @@ def test_a_gymnax_env_with_an_action_set_trains_without_a_gif(tmp_path):
     record = json.loads((out / "record.json").read_text())
     assert record["status"] == "finished" and record["gif"] is None
     assert not (out / "agent.gif").exists()
+
+
+def test_the_jaxatari_command_forwards_train(tmp_path):
+    from jaxatari import cli
+    out = tmp_path / "run"
+    assert cli.main(["train", *CARTPOLE, "--frames", "400", "--out",
+                     str(out), "--no-progress"]) == 0
+    assert json.loads((out / "record.json").read_text())["status"] == \
+        "finished"
