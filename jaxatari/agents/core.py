@@ -19,9 +19,14 @@ length `num_steps`: every update runs `num_steps` steps, and steps
 `t >= hparams.t_max` are masked. A masked step leaves the envs as they
 were (a select over the env state), counts no frames and weighs nothing
 in the loss, and the taken steps bootstrap from the observation after the
-last taken step. So a member with t_max 5 under a rollout of 20 learns
-exactly as a rollout of 5 would (one update per 5 steps), at the compute
-cost of 20: the price of a shared program is the slowest member's length.
+last taken step. So an A2C or GA3C member with t_max 5 under a rollout of
+20 learns as a rollout of 5 would (one update per 5 steps, equal to float
+rounding), at the compute cost of 20: the price of a shared program is
+the slowest member's length. PPO with one minibatch does too; with
+several, the masked samples spread over the shuffled minibatches, so its
+minibatches differ from a 5-step rollout's (the same expected update,
+not the same numbers). Truncation (a time limit) is treated as an
+episode end, without bootstrapping, as PureJaxRL and CleanRL do.
 
 Frames: `metrics["env_steps"]` counts agent steps summed over envs;
 `metrics["frames"]` multiplies them by the env's frameskip (emulated

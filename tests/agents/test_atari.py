@@ -1,0 +1,60 @@
+"""The agents on jaxatari's Atari preset (`make_atari`): two updates of
+PPO, A2C and GA3C on Pong run, give finite metrics and count their agent
+steps and frames (4 per agent step). One module, one game and one env, so
+the emulator boots once; tiny configs, since the emulator is slow on CPU.
+"""
+import jax
+import numpy as np
+import pytest
+
+import jaxatari
+from jaxatari.agents import a2c, ga3c, networks, ppo
+
+pytestmark = pytest.mark.slow
+
+NUM_ENVS, NUM_STEPS, UPDATES = 2, 4, 2
+TOTAL = UPDATES * NUM_ENVS * NUM_STEPS
+SMALL = dict(num_envs=NUM_ENVS, num_steps=NUM_STEPS, total_steps=TOTAL)
+
+CONFIGS = {
+    "ppo": (ppo, ppo.PPOConfig(num_minibatches=2, update_epochs=1, **SMALL)),
+    "a2c": (a2c, a2c.A2CConfig(**SMALL)),
+    "ga3c": (ga3c, ga3c.GA3CConfig(**SMALL)),
+}
+
+
+@pytest.fixture(scope="module")
+def pong():
+    return jaxatari.make_atari("pong", NUM_ENVS)
+
+
+@pytest.mark.parametrize("algo", sorted(CONFIGS))
+def test_updates_on_pong(algo, pong):
+    module, config = CONFIGS[algo]
+    env, env_params = pong
+    agent = module.make(config, env, env_params)
+    assert agent.env.obs_shape == (4, 84, 84)
+    assert agent.env.obs_dtype == np.uint8
+    assert agent.env.frameskip == 4
+    assert isinstance(agent.network, networks.NatureCNN)
+    assert agent.network.channels_first
+    assert config.num_updates == UPDATES
+    state, metrics = jax.jit(module.make_train(config, env, env_params))(
+        jax.random.key(0))
+    metrics = jax.tree.map(np.asarray, metrics)
+    assert metrics["loss"].shape == (UPDATES,)
+    assert metrics["finite"].all()
+    for name in ("loss", "policy_loss", "value_loss", "entropy",
+                 "grad_norm", "learning_rate"):
+        assert np.isfinite(metrics[name]).all(), name
+    for name, value in metrics.items():   # NaN only where no episode ended
+        if not name.startswith("episode_"):
+            assert np.isfinite(value).all(), name
+    # Pong's 6 actions, a near-uniform policy at init
+    assert np.all(metrics["entropy"] > 0.9 * np.log(6))
+    steps = NUM_ENVS * NUM_STEPS * np.arange(1, UPDATES + 1)
+    np.testing.assert_array_equal(metrics["env_steps"], steps)
+    np.testing.assert_array_equal(metrics["frames"], 4 * steps)
+    np.testing.assert_array_equal(metrics["update"], np.arange(1, UPDATES + 1))
+    assert int(state.env_steps) == TOTAL
+    assert state.obs.shape == (NUM_ENVS, 4, 84, 84)
