@@ -1,6 +1,7 @@
 """The agents on jaxatari's Atari preset (`make_atari`): two updates of
-PPO, A2C and GA3C on Pong run, give finite metrics and count their agent
-steps and frames (4 per agent step). One module, one game and one env, so
+PPO and GA3C on Pong, and the README's A2C snippet (one update of 16 envs
+x 5 steps, the SB3 zoo's settings), run, give finite metrics and count
+their agent steps and frames (4 per agent step). One module, one game and one env, so
 the emulator boots once; tiny configs, since the emulator is slow on CPU.
 """
 import jax
@@ -18,7 +19,6 @@ SMALL = dict(num_envs=NUM_ENVS, num_steps=NUM_STEPS, total_steps=TOTAL)
 
 CONFIGS = {
     "ppo": (ppo, ppo.PPOConfig(num_minibatches=2, update_epochs=1, **SMALL)),
-    "a2c": (a2c, a2c.A2CConfig(**SMALL)),
     "ga3c": (ga3c, ga3c.GA3CConfig(**SMALL)),
 }
 
@@ -58,3 +58,21 @@ def test_updates_on_pong(algo, pong):
     np.testing.assert_array_equal(metrics["update"], np.arange(1, UPDATES + 1))
     assert int(state.env_steps) == TOTAL
     assert state.obs.shape == (NUM_ENVS, 4, 84, 84)
+
+
+def test_the_readmes_atari_snippet_runs_an_a2c_update():
+    """The README's "On Atari" snippet (A2C's own program: one emulator
+    compile for A2C, as the other two algorithms have theirs)."""
+    import pathlib
+    import re
+    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## Training agents")[1].split("\n## ")[0]
+    code = re.findall(r"```\n(.*?)```", section, re.S)[2]
+    scope: dict = {"jax": jax}
+    exec(compile(code, "README.md", "exec"), scope)
+    state, metrics = scope["state"], scope["metrics"]
+    assert isinstance(scope["agent"].config, a2c.A2CConfig)
+    assert bool(metrics["finite"])
+    assert int(metrics["env_steps"]) == 16 * 5
+    assert int(metrics["frames"]) == 4 * 16 * 5
+    assert state.obs.shape == (16, 4, 84, 84)
