@@ -76,3 +76,31 @@ def test_the_readmes_atari_snippet_runs_an_a2c_update():
     assert int(metrics["env_steps"]) == 16 * 5
     assert int(metrics["frames"]) == 4 * 16 * 5
     assert state.obs.shape == (16, 4, 84, 84)
+
+
+def test_jaxatari_train_on_pong_leaves_a_gif_and_play_replays_it(tmp_path):
+    """`jaxatari train pong` (a tiny run) writes agent.gif, the trained
+    agent playing, and `jaxatari play pong --policy DIR` plays the same
+    checkpoint; both GIFs hold the full-colour screen."""
+    import json
+    from PIL import Image
+    from jaxatari import cli
+    out = tmp_path / "run"
+    assert cli.main(["train", "pong", "--algo", "a2c", "--num-envs", "2",
+                     "--frames", "64", "--set", "num_steps=4",
+                     "--gif-steps", "8", "--no-progress",
+                     "--out", str(out)]) == 0
+    record = json.loads((out / "record.json").read_text())
+    assert record["status"] == "finished"
+    assert record["frameskip"] == 4 and record["final"]["frames"] == 64
+    with Image.open(out / "agent.gif") as gif:
+        assert gif.size == (160, 210)
+    played = tmp_path / "played.gif"
+    assert cli.main(["play", "pong", "--policy", str(out), "--steps", "8",
+                     "--out", str(played)]) == 0
+    with Image.open(played) as gif:
+        assert gif.size == (160, 210)
+    import pytest as _pytest
+    with _pytest.raises(SystemExit, match="trained on 'pong'"):
+        cli.main(["play", "breakout", "--policy", str(out), "--steps", "8",
+                  "--out", str(tmp_path / "x.gif")])
