@@ -16,8 +16,14 @@ score and the total frames each spent.
 
 Prints one JSON line per run and a summary line per method.
 
+`atari-cost`: the population's own cost on the Atari preset: 16 A2C
+members of N envs each (one vmapped program) against one member of 16N
+envs, frames/s of each, and the bytes of one member's state.
+
 Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4]
        python benchmarks/population.py hypertrick [--seeds 0 1 2 3 4]
+       python benchmarks/population.py atari-cost [--members 16]
+           [--envs-each 1] [--updates 2]
 """
 from __future__ import annotations
 
@@ -106,6 +112,50 @@ def run_hypertrick(seed: int, budget: int, phases: int,
              "budget": budget}]
 
 
+def atari_cost(game: str, members: int, envs_each: int,
+               updates: int) -> list[dict[str, Any]]:
+    """Frames/s of `members` A2C members of `envs_each` envs (one vmapped
+    program) against one member of `members * envs_each` envs, on the
+    Atari preset; and the bytes of one member's state."""
+    from jaxatari.agents import envs as agent_envs
+    env, params = agent_envs.make_env(game)
+    env = agent_envs.unbatched(env)
+    rows = []
+    for count, num_envs in ((1, members * envs_each), (members, envs_each)):
+        config = a2c.A2CConfig(num_envs=num_envs, total_steps=10**6)
+        learner = a2c.make(config, env, params)
+        def scan(s, learner=learner):
+            return core.scan_updates(learner, s, updates)
+        if count == 1:       # one agent, as `train` runs it: no vmap
+            state = jax.jit(learner.init)(jax.random.key(0),
+                                          config.hparams())
+            run = jax.jit(scan)
+        else:
+            keys = jax.random.split(jax.random.key(0), count)
+            hparams = jax.tree.map(lambda x: jnp.stack([x] * count),
+                                   config.hparams())
+            state = jax.jit(jax.vmap(learner.init))(keys, hparams)
+            run = jax.jit(jax.vmap(scan))
+        begin = time.perf_counter()
+        compiled = run.lower(state).compile()
+        compile_seconds = time.perf_counter() - begin
+        begin = time.perf_counter()
+        jax.block_until_ready(compiled(state))
+        seconds = time.perf_counter() - begin
+        frames = count * num_envs * config.num_steps * updates * 4
+        member_bytes = sum(x.nbytes for x in jax.tree.leaves(state)
+                           if hasattr(x, "nbytes")) // count
+        rows.append({"benchmark": "atari_population_cost", "game": game,
+                     "members": count, "envs_per_member": num_envs,
+                     "frames_per_second": round(frames / seconds, 1),
+                     "compile_seconds": round(compile_seconds, 1),
+                     "bytes_per_member": member_bytes,
+                     "backend": jax.default_backend()})
+    rows[1]["ratio_to_one_member"] = round(
+        rows[1]["frames_per_second"] / rows[0]["frames_per_second"], 3)
+    return rows
+
+
 def summarise(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
     for method in sorted({row["method"] for row in rows}):
         mine = [row for row in rows if row["method"] == method]
@@ -122,12 +172,21 @@ def summarise(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
 
 def main() -> None:
     top = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    top.add_argument("mode", choices=["pbt", "hypertrick"])
+    top.add_argument("mode", choices=["pbt", "hypertrick", "atari-cost"])
+    top.add_argument("--game", default="pong")
+    top.add_argument("--members", type=int, default=16)
+    top.add_argument("--envs-each", type=int, default=1)
+    top.add_argument("--updates", type=int, default=2)
     top.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     top.add_argument("--budget", type=int, default=32)
     top.add_argument("--phases", type=int, default=4)
     top.add_argument("--phase-updates", type=int, default=500)
     args = top.parse_args()
+    if args.mode == "atari-cost":
+        for row in atari_cost(args.game, args.members, args.envs_each,
+                              args.updates):
+            print(json.dumps(row), flush=True)
+        return
     rows = []
     for seed in args.seeds:
         if args.mode == "pbt":
