@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import jax
 
-from jaxatari.agents import core, networks, returns
+from jaxatari.agents import core, returns
 from jaxatari.agents.core import Agent, AgentState, HParams, Trajectory
 
 
@@ -63,10 +63,8 @@ def make(config: A2CConfig, env: Any, env_params: Any) -> Agent:
     Returns:
         `Agent(init, update, ...)`.
     """
-    batched = core.BatchedEnv(env, env_params, config.num_envs,
-                              config.life_loss_terminal)
-    network = networks.make_network(config.network, batched.obs_shape,
-                                     batched.num_actions)
+    batched, network = core.batched_env_and_network(config, env,
+                                                    env_params)
 
     def update(state: AgentState) -> tuple[AgentState, core.Metrics]:
         state, trajectory, episodes = core.rollout(

@@ -138,9 +138,9 @@ class Config:
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"config.{name} must be an integer >= 1, "
                                  f"got {value!r}")
-        _check_choice("network", self.network, networks.NETWORKS)
-        _check_choice("optimizer", self.optimizer, ("adam", "rmsprop"))
-        _check_choice("loss_reduction", self.loss_reduction, ("mean", "sum"))
+        check_choice("network", self.network, networks.NETWORKS)
+        check_choice("optimizer", self.optimizer, ("adam", "rmsprop"))
+        check_choice("loss_reduction", self.loss_reduction, ("mean", "sum"))
         for name in ("adam_eps", "rms_eps"):
             _check_range(name, getattr(self, name), 0.0, math.inf, False,
                          "config.")
@@ -182,7 +182,9 @@ class Config:
                 **dataclasses.asdict(self)}
 
 
-def _check_choice(name: str, value: Any, choices: tuple) -> None:
+def check_choice(name: str, value: Any, choices: tuple) -> None:
+    """Raises ValueError naming `config.<name>` unless `value` is one of
+    `choices`."""
     if value not in choices:
         raise ValueError(f"config.{name} must be one of {list(choices)}, "
                          f"got {value!r}")
@@ -263,6 +265,17 @@ class BatchedEnv:
         if self.life_loss_terminal and "life_lost" in info:
             learn_done = done | info["life_lost"]
         return StepResult(obs, env_state, reward, score, done, learn_done)
+
+
+def batched_env_and_network(config: Config, env: Any, env_params: Any
+                            ) -> tuple[BatchedEnv, Any]:
+    """What every agent's `make` builds first: the env batched to
+    `config.num_envs` and the actor-critic for its observations."""
+    batched = BatchedEnv(env, env_params, config.num_envs,
+                         config.life_loss_terminal)
+    network = networks.make_network(config.network, batched.obs_shape,
+                                    batched.num_actions)
+    return batched, network
 
 
 def _num_actions(env: Any, env_params: Any) -> int:

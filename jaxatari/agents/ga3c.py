@@ -34,7 +34,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from jaxatari.agents import core, networks, returns
+from jaxatari.agents import core, returns
 from jaxatari.agents.core import Agent, AgentState, HParams, Trajectory
 
 
@@ -105,10 +105,8 @@ def _lagged_params(config: GA3CConfig) -> Callable[[Any], Any]:
 def make(config: GA3CConfig, env: Any, env_params: Any) -> Agent:
     """The GA3C agent for an env in the gymnax convention (see
     `a2c.make`)."""
-    batched = core.BatchedEnv(env, env_params, config.num_envs,
-                              config.life_loss_terminal)
-    network = networks.make_network(config.network, batched.obs_shape,
-                                     batched.num_actions)
+    batched, network = core.batched_env_and_network(config, env,
+                                                    env_params)
     targets = vtrace_targets(config)
 
     def update(state: AgentState) -> tuple[AgentState, core.Metrics]:

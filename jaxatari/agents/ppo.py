@@ -23,7 +23,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxatari.agents import core, networks, returns
+from jaxatari.agents import core, returns
 from jaxatari.agents.core import Agent, AgentState, HParams
 
 
@@ -166,10 +166,8 @@ def make(config: PPOConfig, env: Any, env_params: Any) -> Agent:
     Returns:
         `Agent(init, update, ...)`.
     """
-    batched = core.BatchedEnv(env, env_params, config.num_envs,
-                              config.life_loss_terminal)
-    network = networks.make_network(config.network, batched.obs_shape,
-                                     batched.num_actions)
+    batched, network = core.batched_env_and_network(config, env,
+                                                    env_params)
 
     def update(state: AgentState) -> tuple[AgentState, core.Metrics]:
         state, trajectory, episodes = core.rollout(

@@ -333,7 +333,8 @@ def load_trained(directory: str | pathlib.Path
     return agent, state, record
 
 
-def _parse_setting(text: str) -> tuple[str, Any]:
+def parse_setting(text: str) -> tuple[str, Any]:
+    """`--set name=value`: the value as JSON if it parses, else text."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--set takes name=value, got "
                                          f"{text!r}")
@@ -360,7 +361,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--resume", action="store_true")
     top.add_argument("--checkpoint-every", type=int, default=None,
                      help="updates between checkpoints (default: 20 a run)")
-    top.add_argument("--set", type=_parse_setting, action="append",
+    top.add_argument("--set", type=parse_setting, action="append",
                      default=[], metavar="NAME=VALUE",
                      help="any config field, e.g. --set learning_rate=1e-3")
     top.add_argument("--gif-steps", type=int, default=1000)

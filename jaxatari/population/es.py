@@ -137,7 +137,7 @@ class ESConfig:
 
     def validate(self) -> None:
         """Raises ValueError naming the first field out of range."""
-        _check_choice("strategy", self.strategy, STRATEGIES)
+        core.check_choice("strategy", self.strategy, STRATEGIES)
         for name in ("population_size", "generations", "num_envs",
                      "rollout_steps", "eval_envs"):
             _check_int(name, getattr(self, name),
@@ -153,7 +153,7 @@ class ESConfig:
         if self.sigma_learning_rate is not None and self.strategy != "snes":
             raise ValueError("config.sigma_learning_rate applies to snes "
                              "only (open_es keeps sigma fixed)")
-        _check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        core.check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if not (math.isfinite(self.weight_decay) and self.weight_decay >= 0):
             raise ValueError(f"config.weight_decay must be a finite number "
                              f">= 0, got {self.weight_decay!r}")
@@ -161,7 +161,7 @@ class ESConfig:
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"config.{name} must be a bool, got "
                                  f"{getattr(self, name)!r}")
-        _check_choice("network", self.network, networks.NETWORKS)
+        core.check_choice("network", self.network, networks.NETWORKS)
 
     @property
     def centre_learning_rate(self) -> float:
@@ -181,12 +181,6 @@ class ESConfig:
         """The config as JSON-ready values, with its class name."""
         return {"algo_config": type(self).__name__,
                 **dataclasses.asdict(self)}
-
-
-def _check_choice(name: str, value: Any, choices: tuple) -> None:
-    if value not in choices:
-        raise ValueError(f"config.{name} must be one of {list(choices)}, "
-                         f"got {value!r}")
 
 
 def _check_int(name: str, value: Any, low: int) -> None:

@@ -37,7 +37,7 @@ import jax
 import numpy as np
 
 from jaxatari.agents import checkpoints, core, envs, records
-from jaxatari.agents.run import ALGORITHMS
+from jaxatari.agents.run import ALGORITHMS, parse_setting
 from jaxatari.population import es, hypertrick, pbt, reports, spaces
 
 METHODS = ("pbt", "random", "hypertrick", "es")
@@ -419,17 +419,6 @@ def summary(sweep: Sweep, method: str, state: Any,
             "frames": int(sum(line["frames"] for line in final))}
 
 
-def _parse_setting(text: str) -> tuple[str, Any]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--set takes name=value, got "
-                                         f"{text!r}")
-    name, value = text.split("=", 1)
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
-
-
 def parser() -> argparse.ArgumentParser:
     """`jaxatari sweep`'s arguments."""
     top = argparse.ArgumentParser(
@@ -451,7 +440,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--seed", type=int, default=0)
     top.add_argument("--chunk", type=int, default=1,
                      help="generations per compiled call and checkpoint")
-    top.add_argument("--set", type=_parse_setting, action="append",
+    top.add_argument("--set", type=parse_setting, action="append",
                      default=[], metavar="NAME=VALUE")
     top.add_argument("--resume", action="store_true")
     return top
