@@ -37,7 +37,8 @@ import jax
 import numpy as np
 
 from jaxatari.agents import checkpoints, core, envs, records
-from jaxatari.agents.run import ALGORITHMS, parse_setting
+from jaxatari.agents.run import (ALGORITHMS, TrainingDiverged,
+                                 parse_setting)
 from jaxatari.population import es, hypertrick, pbt, reports, spaces
 
 METHODS = ("pbt", "random", "hypertrick", "es")
@@ -236,10 +237,6 @@ def shardings(sweep: Sweep, state: Any, members: int) -> tuple[Any, Any]:
         tree = tree.replace(**parts)
     return tree, {"axis": "members", "devices": [str(d) for d in
                                                  devices[:count]]}
-
-
-class TrainingDiverged(RuntimeError):
-    """A member's loss or parameters stopped being finite."""
 
 
 class SweepRun:
