@@ -134,10 +134,7 @@ class Config:
     def validate(self) -> None:
         """Raises ValueError naming the first field out of range."""
         for name in ("num_envs", "num_steps", "total_steps"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"config.{name} must be an integer >= 1, "
-                                 f"got {value!r}")
+            check_int(name, getattr(self, name), 1)
         check_choice("network", self.network, networks.NETWORKS)
         check_choice("optimizer", self.optimizer, ("adam", "rmsprop"))
         check_choice("loss_reduction", self.loss_reduction, ("mean", "sum"))
@@ -180,6 +177,15 @@ class Config:
         """The config as JSON-ready values, with its class name."""
         return {"algo_config": type(self).__name__,
                 **dataclasses.asdict(self)}
+
+
+def check_int(name: str, value: Any, low: int) -> None:
+    """Raises ValueError naming `config.<name>` unless `value` is an
+    integer (not a bool) of at least `low`."""
+    if (isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, np.integer)) or value < low):
+        raise ValueError(f"config.{name} must be an integer >= {low}, "
+                         f"got {value!r}")
 
 
 def check_choice(name: str, value: Any, choices: tuple) -> None:

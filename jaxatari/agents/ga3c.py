@@ -67,9 +67,7 @@ class GA3CConfig(core.Config):
 
     def validate(self) -> None:
         super().validate()
-        if not isinstance(self.policy_lag, int) or self.policy_lag < 0:
-            raise ValueError(f"config.policy_lag must be an integer >= 0, "
-                             f"got {self.policy_lag!r}")
+        core.check_int("policy_lag", self.policy_lag, 0)
         for name in ("vtrace_lambda", "clip_rho_threshold",
                      "clip_pg_rho_threshold"):
             if not getattr(self, name) > 0:

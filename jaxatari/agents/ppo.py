@@ -47,10 +47,7 @@ class PPOConfig(core.Config):
     def validate(self) -> None:
         super().validate()
         for name in ("num_minibatches", "update_epochs"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"config.{name} must be an integer >= 1, "
-                                 f"got {value!r}")
+            core.check_int(name, getattr(self, name), 1)
         batch = self.num_envs * self.num_steps
         if batch % self.num_minibatches:
             raise ValueError(

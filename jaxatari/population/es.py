@@ -140,7 +140,7 @@ class ESConfig:
         core.check_choice("strategy", self.strategy, STRATEGIES)
         for name in ("population_size", "generations", "num_envs",
                      "rollout_steps", "eval_envs"):
-            _check_int(name, getattr(self, name),
+            core.check_int(name, getattr(self, name),
                        2 if name == "population_size" else 1)
         if self.strategy == "open_es" and self.population_size % 2:
             raise ValueError(f"config.population_size must be even for "
@@ -181,13 +181,6 @@ class ESConfig:
         """The config as JSON-ready values, with its class name."""
         return {"algo_config": type(self).__name__,
                 **dataclasses.asdict(self)}
-
-
-def _check_int(name: str, value: Any, low: int) -> None:
-    if (isinstance(value, (bool, np.bool_))
-            or not isinstance(value, (int, np.integer)) or value < low):
-        raise ValueError(f"config.{name} must be an integer >= {low}, "
-                         f"got {value!r}")
 
 
 def _check_positive(name: str, value: Any) -> None:
