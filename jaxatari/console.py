@@ -1,29 +1,6 @@
-"""The Atari 2600: bus, frame loop and power-on, as ALE runs them.
+"""The Atari 2600: frame loop and power-on, as ALE runs them.
 
-The bus
--------
-The 6507 drives 13 address lines, but Stella hands every device the full
-16-bit address (the FE cartridge looks at bit 13). Decoding:
-
-* A12 = 1: the cartridge (`cart.read` / `cart.write`; reads and writes
-  both hit hotspots; Superchip RAM and the DPC chip live there too);
-* A12 = 0, A7 = 1: the RIOT (A9 = 0: RAM, A9 = 1: ports and timer);
-* A12 = 0, A7 = 0: the TIA.
-
-Every access puts its byte on the data bus; TIA reads return that previous
-byte's low 6 bits as noise. TIA *writes* are logged during the instruction
-(up to three: JSR and BRK can push into the TIA) and applied right after it,
-each drawing the screen up to its clock first. TIA *reads* see the collision
-latches as a draw up to the read's cycle would leave them (`tia.collide`,
-computed before the instruction runs, and only for an instruction that may
-read a latch: `_collision_read` plans its accesses by peeking); the screen
-is drawn up to the frame's last read only when the frame loop stops, which
-gives Stella's pixels because registers change only at writes. This is exact
-because M6502Low makes all of an instruction's accesses at one cycle, its
-end, save that a page-crossing penalty delays the data read by one, and the
-plan knows which (only an instruction that read latches both before and
-after its penalty, through a (zp),Y pointer in the TIA, would see the first
-read's latches one cycle late).
+The bus is `jaxatari.bus`.
 
 The frame loop
 --------------
@@ -57,7 +34,8 @@ it in `ResetInputs.pal` and the TIA keeps it as data.
 
 Under vmap
 ----------
-`frame` has its own batching rule (`jax.custom_batching.custom_vmap`). A
+`frame` has its own batching rule (`jax.custom_batching.custom_vmap`,
+`_frame_program`). A
 vmapped `lax.while_loop` whose predicate differs per console would select
 each console's whole state, both screens included, at every instruction.
 The rule instead loops while *any* console of the batch runs, carries a
@@ -69,13 +47,25 @@ costs as many iterations as its longest frame, and each iteration is plain
 elementwise work over the batch.
 
 Work that no console of the batch needs is skipped by a `lax.cond` on a
-batch-wide flag (`_when_any`; a per-console flag would turn the cond into
+batch-wide flag (`bus.when_any`; a per-console flag would turn the cond into
 a select of both branches): a bus access that no console makes (the CPU
 has 12 access calls, 8 reads and 4 writes, and an instruction makes 1 to
 7 of them; each evaluates the cartridge, the RIOT and the TIA). On the
-CPU this sped one game's batches up about twofold (BENCHMARKS.md); on a
-GPU, where a conditional inside a loop may cost a round trip to the host,
-it is not measured yet.
+CPU this sped one game's batches up about twofold (BENCHMARKS.md).
+
+Two lowerings
+-------------
+On a GPU every conditional, and every iteration of a while loop whose trip
+count XLA cannot see, waits for a copy of its predicate to the host. So
+the instruction loop is traced twice and `jax.lax.platform_dependent`
+keeps one (`jaxatari.lowering`): the CPU's, as above (`_cpu_loop`), and
+the accelerator's (`_accelerator_loop`), where every batch-wide `cond`
+becomes the work itself (each console's changes are gated by its own
+masks anyway), the TIA write loop runs its 3 slots, a frame whose pixels
+are not wanted is a separate program (a Python-bool `render`), and the
+instructions run in chunks of `lowering.CHUNK` with a static trip count,
+the batch's predicate read once a chunk. Both give the same bits
+(`tests/test_lowering.py`).
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
@@ -96,12 +86,12 @@ import numpy as np
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import cpu6502, dpc, riot, tia, updates
+from jaxatari import bus, cpu6502, dpc, lowering, riot, tia, updates
 
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 SYSTEM_SEED = 4753849
-MAX_TIA_WRITES = 3
+MAX_TIA_WRITES = bus.MAX_TIA_WRITES
 # `compacted_size`: smaller batches draw all (and on the CPU, their frame
 # loop is one kernel: `updates`).
 COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
@@ -318,163 +308,13 @@ def reset_inputs(resets: int, cart_ram: bool = False,
 # --------------------------------------------------------------------------
 
 
-def _bus(board: Board, inputs: Inputs, speculate: bool = False,
-         axis_name: str | None = None) -> cpu6502.Bus:
-    """The Atari bus; `speculate` (static) only notes DPC chip accesses
-    (`cart.read`).
-
-    An access that no console of the batch (`axis_name`) makes is skipped
-    (`_when_any`): an instruction makes 1 to 7 of the CPU's 12 access
-    calls, and each evaluates all three chips.
-    """
-    def read(state: Console, address, cycle, enabled):
-        in_cart = (address & 0x1000) != 0
-        in_riot = ~in_cart & ((address & 0x80) != 0)
-        in_tia = enabled & ~in_cart & ~in_riot
-        cart_value, segments, chips = cartridge.read(
-            board.cart, state.segments, state.chips, address, cycle,
-            enabled & in_cart, speculate)
-        new_riot, riot_value = riot.read(state.riot, address, cycle,
-                                         inputs.swcha, inputs.swchb,
-                                         enabled & in_riot)
-        tia_value = tia.read(state.tia, address, cycle, state.data_bus,
-                             inputs._asdict())
-        value = jnp.where(in_cart, cart_value,
-                          jnp.where(in_riot, riot_value, tia_value))
-        return state.replace(
-            segments=segments, chips=chips, riot=new_riot,
-            tia=tia.note_read(state.tia, cycle * 3, in_tia),
-            data_bus=jnp.where(enabled, value, state.data_bus),
-            last_read=state.last_read | enabled), value
-
-    def write(state: Console, address, value, cycle, enabled):
-        in_cart = (address & 0x1000) != 0
-        in_riot = ~in_cart & ((address & 0x80) != 0)
-        in_tia = enabled & ~in_cart & ~in_riot
-        segments, chips = cartridge.write(board.cart, state.segments,
-                                          state.chips, address, value,
-                                          enabled & in_cart, speculate)
-        entry = jnp.stack([address, value, cycle,
-                           state.last_read.astype(jnp.int32)])
-        slot = jnp.minimum(state.log_count, MAX_TIA_WRITES - 1)
-        log = updates.set_item(state.log, slot,
-                               jnp.where(in_tia, entry, state.log[slot]))
-        return state.replace(
-            segments=segments, chips=chips,
-            riot=riot.write(state.riot, address, value, cycle,
-                            enabled & in_riot),
-            log=log, log_count=state.log_count + in_tia,
-            data_bus=jnp.where(enabled, value, state.data_bus),
-            last_read=state.last_read & ~enabled)
-
-    def skipping_read(state: Console, address, cycle, enabled):
-        def access():
-            new, value = read(state, address, cycle, enabled)
-            return new, value.astype(jnp.int32)
-        return _when_any(enabled, axis_name, access, (state, jnp.int32(0)))
-
-    def skipping_write(state: Console, address, value, cycle, enabled):
-        return _when_any(enabled, axis_name, lambda: write(
-            state, address, value, cycle, enabled), state)
-
-    return cpu6502.Bus(read=skipping_read, write=skipping_write)
-
-
-def _when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
-    """`work()` if `flag` holds for any console of the batch (`axis_name`:
-    its vmap axis, or None for one console), else `unchanged` (what `work`
-    gives where `flag` is off for all). The flag is summed over the batch
-    so that `lax.cond` branches under vmap too, not selects."""
-    count = flag.astype(jnp.int32)
-    if axis_name is not None:
-        count = jax.lax.psum(count, axis_name)
-    return jax.lax.cond(count > 0, work, lambda: unchanged)
-
-
-def _peek(board: Board, state: Console, address: jax.Array):
-    """The byte at `address` without side effects, and whether that is
-    what a real read would give: cart ROM (and Superchip RAM) away from
-    hotspots and DPC registers, or RIOT RAM."""
-    address = jnp.asarray(address, jnp.int32)
-    in_cart = (address & 0x1000) != 0
-    offset = address & 0xFFF
-    cart_plain = (board.cart.hotspot_mask[offset] == 0) & ~(
-        board.cart.dpc & (offset < 0x80))
-    riot_ram = (address & 0x1280) == 0x80
-    value = jnp.where(in_cart, cartridge.opcode_byte(
-        board.cart, state.segments, state.chips, address),
-        state.riot.ram[address & 0x7F].astype(jnp.int32))
-    return value, jnp.where(in_cart, cart_plain, riot_ram)
-
-
-def _collision_read(board: Board, state: Console, running: jax.Array):
-    """Whether the next instruction may read a collision latch, and the
-    clock of that read.
-
-    The instruction is planned by `cpu6502.step` on a bus that only peeks
-    (`_peek`) and notes each read; only its addresses are used, so XLA
-    keeps little more than the address arithmetic. The bytes that later
-    addresses come from (the opcode, operands, pointers and pulled return
-    address: the first four reads) must be peeked truly; where one is not
-    (a hotspot, a DPC register, the TIA or the RIOT's ports) the answer is
-    a conservative yes, at the instruction's planned data cycle.
-    """
-    def note(reads, address, cycle, enabled):
-        value, plain = _peek(board, state, address)
-        return reads + ((address, cycle, enabled, plain),), value
-
-    _, reads = cpu6502.step(state.cpu, (), cpu6502.Bus(
-        read=note, write=lambda reads, *_: reads), running)
-    address, cycle, enabled, plain = (jnp.stack(column)
-                                      for column in zip(*reads))
-    collision = enabled & ((address & 0x1080) == 0) & ((address & 0xF) < 8)
-    unsure = jnp.any(enabled[:4] & ~plain[:4])
-    clock = jnp.where(jnp.any(collision), jnp.max(jnp.where(
-        collision, cycle, 0)), jnp.max(jnp.where(enabled, cycle, 0))) * 3
-    return jnp.any(collision) | unsure, clock
-
-
-def _step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
-          axis_name: str | None):
-    """`cpu6502.step` on the Atari bus, if `running`.
-
-    A TIA read sees the collisions up to its cycle, drawn before the
-    instruction runs without moving the frontier, and only where some
-    console of the batch may read a latch (`_collision_read`; a draw at
-    the read itself would be traced at each of the CPU's 8 read calls:
-    twice the compile time). With a DPC chip compiled in, the
-    instruction first runs speculatively, with the chip's cheap part only;
-    if any running console of the batch (`axis_name`: the vmap axis of the
-    batch, or None) touched chip data, it runs again exactly, for all (a
-    `lax.cond` on a batch-wide flag, so instructions that touch no chip
-    data pay for the cheap part only).
-    """
-    reads, clock = _collision_read(board, state, running)
-    latches = lambda: tia.collide(state.tia, clock, board.ystart).collision
-    state = state.replace(tia=state.tia.set(collision=_when_any(
-        reads, axis_name, lambda: jnp.where(reads, latches(),
-                                            state.tia.collision),
-        state.tia.collision)))
-    bus = functools.partial(_bus, board, inputs, axis_name=axis_name)
-    if state.chips.dpc is None:
-        return cpu6502.step(state.cpu, state, bus(), running)
-    state = state.replace(chips=state.chips.replace(
-        dpc_touched=jnp.asarray(False)))
-    guess = cpu6502.step(state.cpu, state, bus(True), running)
-    cpu, after = _when_any(
-        guess[1].chips.dpc_touched & running, axis_name,
-        lambda: cpu6502.step(state.cpu, state, bus(), running), guess)
-    return cpu, after.replace(chips=after.chips.replace(
-        dpc_touched=jnp.asarray(False)))
-
-
 def _execute(board: Board, inputs: Inputs, render, state: Console,
              running: jax.Array, axis_name: str | None = None) -> Console:
     """Run one instruction's CPU part if `running` (its TIA writes are
     only logged; every bus access of a console not running is disabled,
     so its state stays as it was)."""
     del render
-    cpu, after = _step(board, inputs, state, running, axis_name)
+    cpu, after = bus.step(board, inputs, state, running, axis_name)
     return after.replace(cpu=cpu)
 
 
@@ -497,7 +337,9 @@ def _cosmic_lines(board, inputs, render, state, running, over, anywhere):
     running console has it on and a display line end behind its clock,
     draw that console to the line end, so that the next instruction's
     draws cross at most one (`tia.update`). Without the motion in the
-    batch the loop takes no step."""
+    batch the loop takes no step. (The CPU's lowering; the accelerator's
+    draws one line end per step of its loop instead: `_accelerator_step`.)
+    """
     def due(state):
         return over(_line_end_due)(board, inputs, render, state, running)
 
@@ -536,16 +378,18 @@ def _logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
 def _per_console(batched):
     """How the loop maps per-console work `fn(board, inputs, render, *per)`:
     as is, or vmapped over a batch (`batched` holds the vmap axes of board
-    and inputs; the rest are batched, render is shared)."""
+    and inputs; the rest are batched, render is shared, and may be a
+    Python bool)."""
     if batched is None:
         return lambda fn: fn
     board_axes, inputs_axes = batched
 
     def over(fn):
         def mapped(board, inputs, render, *per):
-            axes = (board_axes, inputs_axes, None) + (0,) * len(per)
-            return jax.vmap(fn, in_axes=axes, axis_name=BATCH_AXIS)(
-                board, inputs, render, *per)
+            axes = (board_axes, inputs_axes) + (0,) * len(per)
+            return jax.vmap(lambda b, i, *p: fn(b, i, render, *p),
+                            in_axes=axes, axis_name=BATCH_AXIS)(
+                board, inputs, *per)
         return mapped
     return over
 
@@ -567,9 +411,14 @@ def _apply_tia_writes(state: Console, running: jax.Array, write_each,
         return k + 1, state, waited, stop | ends
 
     k0 = jnp.zeros_like(count)
-    _, state, _, stop = jax.lax.while_loop(
-        lambda c: anywhere(c[0] < count), body,
-        (k0, state, k0, jnp.zeros_like(running)))
+    carry = (k0, state, k0, jnp.zeros_like(running))
+    if lowering.batch_conds():
+        carry = jax.lax.while_loop(lambda c: anywhere(c[0] < count), body,
+                                   carry)
+    else:   # static trip count: no predicate for the host to wait on
+        carry = jax.lax.fori_loop(0, MAX_TIA_WRITES, lambda _, c: body(c),
+                                  carry)
+    _, state, _, stop = carry
     return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
 
 
@@ -577,8 +426,10 @@ def _compacts(batched, pc: jax.Array) -> bool:
     """Whether a batch draws its TIA writes compacted: a batch of more
     than `updates.KERNEL_MAX_BATCH` that mixes games (a batched board).
     Consoles sharing one game's board mostly write in step, so gathering
-    them would cost passes."""
-    return (batched is not None and batched[0].cart.image == 0
+    them would cost passes. Only the CPU's lowering compacts (its loop
+    over gathers is a while loop)."""
+    return (batched is not None and lowering.batch_conds()
+            and batched[0].cart.image == 0
             and bool(compacted_size(pc.shape[0])))
 
 
@@ -629,7 +480,7 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
             index < size)
         packed = packed.at[index].set(
             jnp.stack([regs[n] for n in names], axis=1), mode="drop")
-        screen, written = jax.lax.cond(
+        screen, written = tia.when_render(
             render, lambda sw: tia.write_rows(*sw, index, writes),
             lambda sw: sw, (state.tia.screen, state.tia.written))
         machine_tia = tia.TIAState(
@@ -677,67 +528,145 @@ def _end(board: Board, state: Console, render, stop) -> Console:
     return state.replace(tia=finished, partial=partial)
 
 
-def _run_frame(board: Board, state: Console, inputs: Inputs, render,
-               batched=None) -> Console:
-    """The frame loop for one console, or a batch (see `_per_console`)."""
-    over = _per_console(batched)
-    anywhere = jnp.any if batched is not None else (lambda x: x)
-    whole = (lambda fn: jax.vmap(fn, in_axes=(batched[0], 0, None))
-             ) if batched is not None else (lambda fn: fn)
-    state = whole(_begin)(board, state, render)
+class _Loop(NamedTuple):
+    """What the instruction loop's steps share (see `_run_frame`)."""
+    board: Board
+    inputs: Inputs
+    render: bool | jax.Array
+    over: object          # `_per_console`
+    anywhere: object      # any console of the batch
+    write_each: object    # `_write_logged`, per console or compacted
+    axis_name: str | None
 
-    execute = functools.partial(
-        _execute, axis_name=None if batched is None else BATCH_AXIS)
-    write_each = lambda state, k, waited, on: over(_write_logged)(
-        board, inputs, render, state, k, waited, on)
-    if _compacts(batched, state.cpu.pc):
-        write_each = functools.partial(_write_compacted, board, batched[0],
-                                       render)
 
+def _instruction(loop: _Loop, state: Console, running: jax.Array):
+    """One instruction of the consoles `running`, its TIA writes applied:
+    the new state and which consoles' frames it ended."""
+    execute = functools.partial(_execute, axis_name=loop.axis_name)
+    state = loop.over(execute)(loop.board, loop.inputs, loop.render, state,
+                               running)
+    return _apply_tia_writes(state, running, loop.write_each, loop.anywhere)
+
+
+def _cpu_loop(loop: _Loop, state: Console, running: jax.Array):
+    """The CPU's instruction loop: one instruction per iteration, until no
+    console of the batch runs; returns the state and which frames ended."""
     def body(carry):
         count, state, running, stop = carry
-        if board.features.cosmic_lines:
-            state = _cosmic_lines(board, inputs, render, state, running,
-                                  over, anywhere)
-        state = over(execute)(board, inputs, render, state, running)
-        state, ends = _apply_tia_writes(state, running, write_each, anywhere)
+        if loop.board.features.cosmic_lines:
+            state = _cosmic_lines(loop.board, loop.inputs, loop.render,
+                                  state, running, loop.over, loop.anywhere)
+        state, ends = _instruction(loop, state, running)
         stop = stop | ends
         running = running & ~ends & ~state.cpu.jammed & (
             count + 1 < INSTRUCTIONS_PER_UPDATE)
         return count + 1, state, running, stop
 
-    running = ~state.cpu.jammed
-    _, state, _, stop = jax.lax.while_loop(
-        lambda c: anywhere(c[2]), body,
-        (jnp.int32(0), state, running, jnp.zeros_like(running)))
-    return jax.vmap(_end, in_axes=(batched[0], 0, None, 0))(
-        board, state, render, stop) if batched is not None else _end(
-        board, state, render, stop)
+    with jax.named_scope("instruction_loop"):
+        _, state, _, stop = jax.lax.while_loop(
+            lambda c: loop.anywhere(c[2]), body,
+            (jnp.int32(0), state, running, jnp.zeros_like(running)))
+    return state, stop
 
 
-@jax.custom_batching.custom_vmap
-def _frame(board: Board, state: Console, inputs: Inputs, render) -> Console:
-    return _run_frame(board, state, inputs, render)
+def _accelerator_step(loop: _Loop, carry):
+    """One step of the accelerator's loop, for each console running: a
+    Cosmic Ark line end if one is due (`_cosmic_lines`' work, one at a
+    time), else one instruction. `count` is per console, of instructions
+    run."""
+    count, state, running, stop = carry
+    executes = running
+    if loop.board.features.cosmic_lines:
+        due = loop.over(_line_end_due)(loop.board, loop.inputs, loop.render,
+                                       state, running)
+        state = loop.over(_draw_line_end)(loop.board, loop.inputs,
+                                          loop.render, state, due)
+        executes = running & ~due
+    state, ends = _instruction(loop, state, executes)
+    count = count + executes
+    running = running & ~ends & ~state.cpu.jammed & (
+        count < INSTRUCTIONS_PER_UPDATE)
+    return count, state, running, stop | ends
 
 
-@_frame.def_vmap
-def _frame_batched(axis_size: int, in_batched, board, state, inputs, render):
-    """A batch of frames in one loop, predicated on the whole batch.
+def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
+    """The accelerator's instruction loop: chunks of `lowering.CHUNK` steps
+    with a static trip count (consoles that finish inside one are masked),
+    repeated while any console of the batch runs. No conditional inside,
+    and the predicate is read once a chunk."""
+    def chunk(carry):
+        with jax.named_scope("instruction_loop"):
+            return jax.lax.fori_loop(
+                0, lowering.CHUNK,
+                lambda _, c: _accelerator_step(loop, c), carry)
 
-    Plain vmap of `lax.while_loop` would select every console's whole
-    state (screens included) at every instruction; here only consoles
-    still running change, by masks, and the screen's row writes are
-    gated in place.
-    """
-    board_batched, state_batched, inputs_batched, render_batched = in_batched
-    state = updates.broadcast(axis_size, state_batched, state)
-    if render_batched:
-        render = jnp.any(render)
-    axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
-    out = _run_frame(board, state, inputs, render,
-                     batched=(axes(board_batched), axes(inputs_batched)))
-    return out, jax.tree.map(lambda _: True, out)
+    with jax.named_scope("instruction_chunks"):
+        _, state, _, stop = jax.lax.while_loop(
+            lambda c: loop.anywhere(c[2]), chunk,
+            (jnp.zeros_like(running, jnp.int32), state, running,
+             jnp.zeros_like(running)))
+    return state, stop
 
+
+def _run_frame(board: Board, state: Console, inputs: Inputs, render,
+               batched=None) -> Console:
+    """The frame loop for one console, or a batch (see `_per_console`),
+    lowered per backend (`lowering.per_backend`)."""
+    begin = functools.partial(_begin, render=render)
+    if batched is not None:
+        begin = jax.vmap(begin, in_axes=(batched[0], 0))
+    state = begin(board, state)
+
+    def traced(instruction_loop):
+        over = _per_console(batched)
+        write_each = lambda state, k, waited, on: over(_write_logged)(
+            board, inputs, render, state, k, waited, on)
+        if _compacts(batched, state.cpu.pc):
+            write_each = functools.partial(_write_compacted, board,
+                                           batched[0], render)
+        loop = _Loop(board, inputs, render, over,
+                     jnp.any if batched is not None else (lambda x: x),
+                     write_each, None if batched is None else BATCH_AXIS)
+        return instruction_loop(loop, state, ~state.cpu.jammed)
+
+    state, stop = lowering.per_backend(
+        cpu=lambda: traced(_cpu_loop),
+        accelerator=lambda: traced(_accelerator_loop))
+    end = lambda board, state, stop: _end(board, state, render, stop)
+    if batched is not None:
+        return jax.vmap(end, in_axes=(batched[0], 0, 0))(board, state, stop)
+    return end(board, state, stop)
+
+
+@functools.cache
+def _frame_program(render: bool | None):
+    """The frame as a `custom_vmap` function, with `render` fixed while
+    tracing (a Python bool) or taken as data (None)."""
+    def pick(flag):
+        return flag if render is None else render
+
+    @jax.custom_batching.custom_vmap
+    def one(board: Board, state: Console, inputs: Inputs, flag) -> Console:
+        return _run_frame(board, state, inputs, pick(flag))
+
+    @one.def_vmap
+    def batch(axis_size: int, in_batched, board, state, inputs, flag):
+        """A batch of frames in one loop, predicated on the whole batch.
+
+        Plain vmap of `lax.while_loop` would select every console's whole
+        state (screens included) at every instruction; here only consoles
+        still running change, by masks, and the screen's row writes are
+        gated in place.
+        """
+        board_batched, state_batched, inputs_batched, flag_batched = in_batched
+        state = updates.broadcast(axis_size, state_batched, state)
+        if flag_batched:
+            flag = jnp.any(flag)
+        axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
+        out = _run_frame(board, state, inputs, pick(flag),
+                         batched=(axes(board_batched), axes(inputs_batched)))
+        return out, jax.tree.map(lambda _: True, out)
+    return one
 
 
 def frame(board: Board, state: Console, inputs: Inputs,
@@ -746,7 +675,7 @@ def frame(board: Board, state: Console, inputs: Inputs,
 
     Under `jax.vmap` a batch runs one loop over instructions while any of
     its consoles runs, with finished consoles masked (see
-    `_frame_batched`).
+    `_frame_program`). The loop is lowered per backend (`lowering`).
 
     Args:
         board: the game's hardware description.
@@ -754,12 +683,15 @@ def frame(board: Board, state: Console, inputs: Inputs,
         inputs: the controller and switch lines for this frame.
         render: whether to compute pixels. Under vmap a batch renders if
             any console asks; collisions and everything the CPU sees are
-            exact either way, only `screen` is left stale.
+            exact either way, only `screen` is left stale. A Python bool
+            is fixed while tracing (no conditional for it at all).
 
     Returns:
         The console state at the frame's end.
     """
-    return _frame(board, state, inputs, jnp.asarray(render))
+    fixed = isinstance(render, (bool, np.bool_))
+    program = _frame_program(bool(render) if fixed else None)
+    return program(board, state, inputs, jnp.asarray(render))
 
 
 # --------------------------------------------------------------------------
@@ -848,7 +780,7 @@ def system_reset(board: Board, state: Console,
         tia=tia.reset(state.tia, pal, board.features.rows, board.height),
         segments=board.reset_segments,
         chips=cartridge.reset_chips(state.chips, ram))
-    cpu, state = cpu6502.reset(state, _bus(board, _idle_inputs()))
+    cpu, state = cpu6502.reset(state, bus.atari_bus(board, _idle_inputs()))
     return state.replace(cpu=cpu)
 
 

@@ -83,7 +83,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import updates
+from jaxatari import lowering, updates
 from jaxatari.tia_tables import (
     BL, COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
     CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR,
@@ -341,10 +341,29 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
             written.at[console, writes.row].set(True, mode="drop"))
 
 
+def when_render(render: bool | jax.Array, pixels, nothing, operand):
+    """`pixels(operand)` if `render`, else `nothing(operand)`.
+
+    A Python bool chooses while tracing. A traced flag is a `lax.cond` in
+    the CPU's lowering, and both computed and selected in the
+    accelerator's (`lowering`: no conditional in the instruction loop).
+    """
+    if isinstance(render, (bool, np.bool_)):
+        return pixels(operand) if render else nothing(operand)
+    if lowering.batch_conds():
+        return jax.lax.cond(render, pixels, nothing, operand)
+    return jax.tree.map(lambda a, b: jnp.where(render, a, b),
+                        pixels(operand), nothing(operand))
+
+
 def _write_own_rows(tia: TIAState, writes: RowWrites,
                     render: bool | jax.Array) -> TIAState:
-    """`write_rows` on this console's own screen, if `render`."""
-    screen, written = jax.lax.cond(
+    """`write_rows` on this console's own screen, if `render` (rows that
+    are not rendered are out of range, `draw`, so the accelerator's
+    lowering writes them unconditionally: nothing lands)."""
+    if not lowering.batch_conds() and not isinstance(render, (bool, np.bool_)):
+        render = True
+    screen, written = when_render(
         render, lambda sw: _put_rows(*sw, writes), lambda sw: sw,
         (tia.screen, tia.written))
     return tia.replace(screen=screen, written=written)
@@ -466,7 +485,7 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         clock: the colour clock to draw up to.
         ystart: the first displayed scanline.
         render: whether to compute pixels (collisions are always computed).
-            Must be the same for the whole batch (it selects a `lax.cond`).
+            Must be the same for the whole batch (`when_render`).
         enabled: if false, nothing changes (a masked console in a batch).
 
     Returns:
@@ -541,7 +560,7 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
                 jnp.zeros((4, WIDTH), jnp.uint8),
                 jnp.zeros((4, WIDTH), bool))
 
-    row, row_pixels, mask = jax.lax.cond(render, pixels, nothing, None)
+    row, row_pixels, mask = when_render(render, pixels, nothing, None)
     writes = RowWrites(buffer=tia.buffer, row=row, pixels=row_pixels,
                        mask=mask)
     new_to_end = jnp.where(crosses, LINE - last_len, tia.to_end - first_len)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxatari import lowering
+
 KERNEL_MAX_BATCH = 8
 """The largest batch whose updates keep the frame loop one kernel."""
 
@@ -64,8 +66,10 @@ def broadcast(axis_size: int, batched, tree):
 
 def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):
     """`one_by_one()` for a batch of at most `KERNEL_MAX_BATCH` on the CPU,
-    `whole_batch()` otherwise (both are traced for a small batch)."""
-    if axis_size > KERNEL_MAX_BATCH:
+    `whole_batch()` otherwise (both are traced for a small batch; the
+    accelerator's lowering, `lowering.batch_conds()` false, takes
+    `whole_batch()` on any backend)."""
+    if axis_size > KERNEL_MAX_BATCH or not lowering.batch_conds():
         return whole_batch()
     return jax.lax.platform_dependent(cpu=one_by_one, default=whole_batch)
 

@@ -461,8 +461,11 @@ def apply_gradients(config: Config, params: Any, opt_state: Any,
     """
     norm = optax.tree.norm(grads)
     keep = (max_grad_norm <= 0) | (norm < max_grad_norm)
-    grads = jax.tree.map(
-        lambda g: jnp.where(keep, g, g / norm * max_grad_norm), grads)
+    # One scalar for all leaves: XLA compiles `g / norm * max` as a
+    # multiply by `1/norm` in some programs and not in others (1 device
+    # against a member axis split over 2), which cost the last bit.
+    scale = jnp.where(keep, 1.0, max_grad_norm / norm)
+    grads = jax.tree.map(lambda g: g * scale.astype(g.dtype), grads)
     updates, opt_state = make_optimizer(config).update(grads, opt_state,
                                                        params)
     updates = jax.tree.map(lambda u: -rate * u, updates)

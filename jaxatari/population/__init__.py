@@ -19,6 +19,16 @@ Each takes an agent from `jaxatari.agents` (`Agent(init, update, ...)`)
 and vmaps it over members, so a whole population trains as one XLA
 program.
 """
-from jaxatari.population import es, hypertrick, pbt, spaces
+import importlib
+from typing import Any
 
-__all__ = ["es", "hypertrick", "pbt", "spaces"]
+__all__ = ["es", "hypertrick", "pbt", "reports", "spaces", "sweep"]
+
+
+def __getattr__(name: str) -> Any:
+    """The submodules, imported on first use: evosax (under `es`) starts
+    JAX's backend when imported, and a sweep across processes must call
+    `jax.distributed.initialize` before that."""
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""`console._collision_read`: the plan that decides whether the collision
+"""`bus.collision_read`: the plan that decides whether the collision
 latches are drawn before an instruction.
 
 A false "no" would let a TIA read see stale latches, so the plan is checked
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jaxatari import cart as cartridge
-from jaxatari import console, cpu6502
+from jaxatari import bus, console, cpu6502
 
 BATCH = 4096
 
@@ -30,7 +30,7 @@ def _board(tmp_path, size: int, scheme: str) -> console.Board:
 
 def _actual_reads(board: console.Board, state: console.Console):
     """Each read slot's (address, cycle, enabled) on the real bus."""
-    real = console._bus(board, console._idle_inputs())
+    real = bus.atari_bus(board, console._idle_inputs())
 
     def read(carry, address, cycle, enabled):
         bus_state, reads = carry
@@ -75,7 +75,7 @@ def test_plan_never_misses_a_collision_read(tmp_path, size, scheme):
     def check(key):
         def one(k):
             state = _random_state(board, k, size > 4096)
-            planned, clock = console._collision_read(board, state,
+            planned, clock = bus.collision_read(board, state,
                                                      jnp.asarray(True))
             address, cycle, enabled = _actual_reads(board, state)
             tia = enabled & ((address & 0x1080) == 0)
@@ -101,7 +101,7 @@ def test_waiting_cpu_plans_no_read(tmp_path):
     board = _board(tmp_path, 4096, "4K")
     state = console.power_on(board)
     state = state.replace(cpu=state.cpu.replace(pc=jnp.int32(0x0002)))
-    planned, _ = console._collision_read(board, state, jnp.asarray(False))
+    planned, _ = bus.collision_read(board, state, jnp.asarray(False))
     assert not bool(planned)
-    planned, _ = console._collision_read(board, state, jnp.asarray(True))
+    planned, _ = bus.collision_read(board, state, jnp.asarray(True))
     assert bool(planned)  # an opcode fetch from the TIA reads CXP0FB

@@ -1,0 +1,135 @@
+"""The frame loop's two lowerings (`jaxatari.lowering`), measured.
+
+* `audit`: the preset's step exported for CUDA (`jax.export`, no GPU
+  needed), per variant: while loops, whether the instruction loop's trip
+  count is static, and the conditionals inside it.
+* `frames`: seconds per frame of `jit(vmap(console.frame))` on one game,
+  for each variant forced on this backend, rendered and not, at each
+  batch (consoles from the game's cached reset states).
+* `compile`: trace, lower and compile seconds of the preset's step as a
+  user jits it (the default lowering), with no compilation cache.
+
+Prints one JSON line per measurement.
+
+Usage: python benchmarks/lowering.py --game pong --batches 4 64 256
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxatari
+from jaxatari import console, lowering
+
+
+def audit(game: str, variant: str) -> dict:
+    """Control flow of the preset's step lowered for CUDA as `variant`."""
+    env, params = jaxatari.make_atari(game, num_envs=2)
+    key = jax.random.key(0)
+    _, state = env.reset(key, params)
+    with lowering.forced(variant):
+        text = jax.export.export(jax.jit(env.step), platforms=["cuda"])(
+            key, state, jnp.zeros((2,), jnp.int32), params).mlir_module()
+    loops = lowering.audit(text)
+    inner = [loop for loop in loops
+             if loop.name.endswith("instruction_loop/while")]
+    return {"measure": "audit", "game": game, "variant": variant,
+            "platform": "cuda", "while_loops": len(loops),
+            "instruction_loops": len(inner),
+            "instruction_loop_static": [x.static_trip_count for x in inner],
+            "conditionals_in_instruction_loop": [x.conditionals
+                                                 for x in inner],
+            "whiles_in_instruction_loop": [len(x.whiles) for x in inner]}
+
+
+def _consoles(game: str, batch: int):
+    env, params = jaxatari.make(game)
+    machines = params.reset_states.machine
+    count = jax.tree.leaves(machines)[0].shape[0]
+    index = jnp.arange(batch) % count
+    state = jax.tree.map(lambda x: x[index], machines)
+    board = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape),
+                         env.board)
+    rng = np.random.default_rng(0)
+    inputs = console.Inputs(
+        swcha=jnp.asarray(rng.choice([0xFF, 0x7F, 0xBF], batch), jnp.int32),
+        swchb=jnp.full((batch,), 0x0B, jnp.int32),
+        fire=jnp.asarray(rng.integers(0, 2, (batch, 2)), jnp.int32),
+        paddle_needed=jnp.full((batch, 4), -2, jnp.int32))
+    return board, state, inputs
+
+
+def frames(game: str, variant: str, batch: int, render: bool,
+           repeats: int) -> dict:
+    """Median seconds per frame of a batch, `variant` forced."""
+    board, state, inputs = _consoles(game, batch)
+    with lowering.forced(variant):
+        step = jax.jit(jax.vmap(lambda b, s, i: console.frame(b, s, i,
+                                                               render)))
+        start = time.perf_counter()
+        state = jax.block_until_ready(step(board, state, inputs))
+        first = time.perf_counter() - start
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            state = jax.block_until_ready(step(board, state, inputs))
+            times.append(time.perf_counter() - start)
+    seconds = statistics.median(times)
+    return {"measure": "frames", "game": game, "variant": variant,
+            "batch": batch, "render": render, "repeats": repeats,
+            "first_call_s": round(first, 2), "seconds_per_frame": seconds,
+            "frames_per_s": batch / seconds,
+            "backend": jax.default_backend(), "devices": jax.device_count()}
+
+
+def compile_times(game: str, batch: int) -> dict:
+    """Trace, lower and compile seconds of the preset's step."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    env, params = jaxatari.make_atari(game, num_envs=batch)
+    key = jax.random.key(0)
+    _, state = env.reset(key, params)
+    start = time.perf_counter()
+    traced = jax.jit(env.step).trace(key, state,
+                                     jnp.zeros((batch,), jnp.int32), params)
+    lowered = traced.lower()
+    middle = time.perf_counter()
+    lowered.compile()
+    end = time.perf_counter()
+    return {"measure": "compile", "game": game, "batch": batch,
+            "trace_and_lower_s": round(middle - start, 1),
+            "compile_s": round(end - middle, 1),
+            "backend": jax.default_backend()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="pong")
+    parser.add_argument("--batches", type=int, nargs="+", default=[4, 64])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--variants", nargs="+", default=list(
+        lowering.VARIANTS), choices=lowering.VARIANTS)
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=("audit", "frames", "compile"))
+    args = parser.parse_args()
+    if "audit" not in args.skip:
+        for variant in args.variants:
+            print(json.dumps(audit(args.game, variant)), flush=True)
+    if "frames" not in args.skip:
+        for batch in args.batches:
+            for render in (False, True):
+                for variant in args.variants:
+                    print(json.dumps(frames(args.game, variant, batch, render,
+                                            args.repeats)), flush=True)
+    if "compile" not in args.skip:
+        print(json.dumps(compile_times(args.game, args.batches[0])),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The Atari 2600's bus: how an instruction reaches the chips.
+
+The 6507 drives 13 address lines, but Stella hands every device the full
+16-bit address (the FE cartridge looks at bit 13). Decoding:
+
+* A12 = 1: the cartridge (`cart.read` / `cart.write`; reads and writes
+  both hit hotspots; Superchip RAM and the DPC chip live there too);
+* A12 = 0, A7 = 1: the RIOT (A9 = 0: RAM, A9 = 1: ports and timer);
+* A12 = 0, A7 = 0: the TIA.
+
+Every access puts its byte on the data bus; TIA reads return that previous
+byte's low 6 bits as noise. TIA *writes* are logged during the instruction
+(up to three: JSR and BRK can push into the TIA) and applied right after it,
+each drawing the screen up to its clock first. TIA *reads* see the collision
+latches as a draw up to the read's cycle would leave them (`tia.collide`,
+computed before the instruction runs, and only for an instruction that may
+read a latch: `collision_read` plans its accesses by peeking); the screen
+is drawn up to the frame's last read only when the frame loop stops, which
+gives Stella's pixels because registers change only at writes. This is exact
+because M6502Low makes all of an instruction's accesses at one cycle, its
+end, save that a page-crossing penalty delays the data read by one, and the
+plan knows which (only an instruction that read latches both before and
+after its penalty, through a (zp),Y pointer in the TIA, would see the first
+read's latches one cycle late).
+
+Skipping work
+-------------
+Work that no console of a batch needs is skipped by a `lax.cond` on a
+batch-wide flag (`when_any`) in the CPU's lowering; the accelerator's does
+the work, masked (`jaxatari.lowering`).
+"""
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import jax
+import jax.numpy as jnp
+
+from jaxatari import cart, cpu6502, lowering, riot, tia, updates
+
+if TYPE_CHECKING:   # console imports this module
+    from jaxatari.console import Board, Console, Inputs
+
+MAX_TIA_WRITES = 3
+"""TIA writes one instruction may log (JSR and BRK push up to three)."""
+
+
+def atari_bus(board: Board, inputs: Inputs, speculate: bool = False,
+              axis_name: str | None = None) -> cpu6502.Bus:
+    """The Atari bus; `speculate` (static) only notes DPC chip accesses
+    (`cart.read`).
+
+    An access that no console of the batch (`axis_name`) makes is skipped
+    (`when_any`): an instruction makes 1 to 7 of the CPU's 12 access
+    calls, and each evaluates all three chips.
+    """
+    def read(state: Console, address, cycle, enabled):
+        in_cart = (address & 0x1000) != 0
+        in_riot = ~in_cart & ((address & 0x80) != 0)
+        in_tia = enabled & ~in_cart & ~in_riot
+        cart_value, segments, chips = cart.read(
+            board.cart, state.segments, state.chips, address, cycle,
+            enabled & in_cart, speculate)
+        new_riot, riot_value = riot.read(state.riot, address, cycle,
+                                         inputs.swcha, inputs.swchb,
+                                         enabled & in_riot)
+        tia_value = tia.read(state.tia, address, cycle, state.data_bus,
+                             inputs._asdict())
+        value = jnp.where(in_cart, cart_value,
+                          jnp.where(in_riot, riot_value, tia_value))
+        return state.replace(
+            segments=segments, chips=chips, riot=new_riot,
+            tia=tia.note_read(state.tia, cycle * 3, in_tia),
+            data_bus=jnp.where(enabled, value, state.data_bus),
+            last_read=state.last_read | enabled), value
+
+    def write(state: Console, address, value, cycle, enabled):
+        in_cart = (address & 0x1000) != 0
+        in_riot = ~in_cart & ((address & 0x80) != 0)
+        in_tia = enabled & ~in_cart & ~in_riot
+        segments, chips = cart.write(board.cart, state.segments,
+                                          state.chips, address, value,
+                                          enabled & in_cart, speculate)
+        entry = jnp.stack([address, value, cycle,
+                           state.last_read.astype(jnp.int32)])
+        slot = jnp.minimum(state.log_count, MAX_TIA_WRITES - 1)
+        log = updates.set_item(state.log, slot,
+                               jnp.where(in_tia, entry, state.log[slot]))
+        return state.replace(
+            segments=segments, chips=chips,
+            riot=riot.write(state.riot, address, value, cycle,
+                            enabled & in_riot),
+            log=log, log_count=state.log_count + in_tia,
+            data_bus=jnp.where(enabled, value, state.data_bus),
+            last_read=state.last_read & ~enabled)
+
+    def skipping_read(state: Console, address, cycle, enabled):
+        def access():
+            new, value = read(state, address, cycle, enabled)
+            return new, value.astype(jnp.int32)
+        return when_any(enabled, axis_name, access, (state, jnp.int32(0)))
+
+    def skipping_write(state: Console, address, value, cycle, enabled):
+        return when_any(enabled, axis_name, lambda: write(
+            state, address, value, cycle, enabled), state)
+
+    return cpu6502.Bus(read=skipping_read, write=skipping_write)
+
+
+def when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
+    """`work()` if `flag` holds for any console of the batch (`axis_name`:
+    its vmap axis, or None for one console), else `unchanged` (what `work`
+    gives where `flag` is off for all). The flag is summed over the batch
+    so that `lax.cond` branches under vmap too, not selects. The
+    accelerator's lowering has no conditional here (`lowering`): it always
+    does the work, which for consoles without `flag` leaves them as
+    `unchanged`."""
+    if not lowering.batch_conds():
+        return work()
+    count = flag.astype(jnp.int32)
+    if axis_name is not None:
+        count = jax.lax.psum(count, axis_name)
+    return jax.lax.cond(count > 0, work, lambda: unchanged)
+
+
+def peek(board: Board, state: Console, address: jax.Array):
+    """The byte at `address` without side effects, and whether that is
+    what a real read would give: cart ROM (and Superchip RAM) away from
+    hotspots and DPC registers, or RIOT RAM."""
+    address = jnp.asarray(address, jnp.int32)
+    in_cart = (address & 0x1000) != 0
+    offset = address & 0xFFF
+    cart_plain = (board.cart.hotspot_mask[offset] == 0) & ~(
+        board.cart.dpc & (offset < 0x80))
+    riot_ram = (address & 0x1280) == 0x80
+    value = jnp.where(in_cart, cart.opcode_byte(
+        board.cart, state.segments, state.chips, address),
+        state.riot.ram[address & 0x7F].astype(jnp.int32))
+    return value, jnp.where(in_cart, cart_plain, riot_ram)
+
+
+def collision_read(board: Board, state: Console, running: jax.Array):
+    """Whether the next instruction may read a collision latch, and the
+    clock of that read.
+
+    The instruction is planned by `cpu6502.step` on a bus that only peeks
+    (`peek`) and notes each read; only its addresses are used, so XLA
+    keeps little more than the address arithmetic. The bytes that later
+    addresses come from (the opcode, operands, pointers and pulled return
+    address: the first four reads) must be peeked truly; where one is not
+    (a hotspot, a DPC register, the TIA or the RIOT's ports) the answer is
+    a conservative yes, at the instruction's planned data cycle.
+    """
+    def note(reads, address, cycle, enabled):
+        value, plain = peek(board, state, address)
+        return reads + ((address, cycle, enabled, plain),), value
+
+    _, reads = cpu6502.step(state.cpu, (), cpu6502.Bus(
+        read=note, write=lambda reads, *_: reads), running)
+    address, cycle, enabled, plain = (jnp.stack(column)
+                                      for column in zip(*reads))
+    collision = enabled & ((address & 0x1080) == 0) & ((address & 0xF) < 8)
+    unsure = jnp.any(enabled[:4] & ~plain[:4])
+    clock = jnp.where(jnp.any(collision), jnp.max(jnp.where(
+        collision, cycle, 0)), jnp.max(jnp.where(enabled, cycle, 0))) * 3
+    return jnp.any(collision) | unsure, clock
+
+
+def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
+          axis_name: str | None):
+    """`cpu6502.step` on the Atari bus, if `running`.
+
+    A TIA read sees the collisions up to its cycle, drawn before the
+    instruction runs without moving the frontier, and only where some
+    console of the batch may read a latch (`collision_read`; a draw at
+    the read itself would be traced at each of the CPU's 8 read calls:
+    twice the compile time). With a DPC chip compiled in, the
+    instruction first runs speculatively, with the chip's cheap part only;
+    if any running console of the batch (`axis_name`: the vmap axis of the
+    batch, or None) touched chip data, it runs again exactly, for all (a
+    `lax.cond` on a batch-wide flag, so instructions that touch no chip
+    data pay for the cheap part only).
+    """
+    reads, clock = collision_read(board, state, running)
+    latches = lambda: tia.collide(state.tia, clock, board.ystart).collision
+    state = state.replace(tia=state.tia.set(collision=when_any(
+        reads, axis_name, lambda: jnp.where(reads, latches(),
+                                            state.tia.collision),
+        state.tia.collision)))
+    bus = functools.partial(atari_bus, board, inputs, axis_name=axis_name)
+    if state.chips.dpc is None:
+        return cpu6502.step(state.cpu, state, bus(), running)
+    state = state.replace(chips=state.chips.replace(
+        dpc_touched=jnp.asarray(False)))
+    guess = cpu6502.step(state.cpu, state, bus(True), running)
+    cpu, after = when_any(
+        guess[1].chips.dpc_touched & running, axis_name,
+        lambda: cpu6502.step(state.cpu, state, bus(), running), guess)
+    return cpu, after.replace(chips=after.chips.replace(
+        dpc_touched=jnp.asarray(False)))

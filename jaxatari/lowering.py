@@ -1,0 +1,277 @@
+"""Two lowerings of the frame loop, one semantics; and an audit of them.
+
+Why two
+-------
+XLA runs control flow very differently per backend (`shared/reference/
+gpu-notes.md`, BENCHMARKS.md "The frame loop on a GPU"):
+
+* On the CPU a `lax.cond` is a branch, and a `lax.while_loop` predicate is
+  a load: skipping work that no console of the batch needs (a batch-wide
+  `cond`) pays, and so does stopping the instruction loop the moment the
+  last console of the batch finishes its frame.
+* On a GPU every `cond` and every iteration of a `while_loop` whose trip
+  count XLA cannot see copies its predicate to the host and waits (XLA's
+  `ConditionalThunk`, `WhileThunk`). Inside the instruction loop that is
+  tens of round trips per emulated instruction.
+
+So the frame loop is traced twice, once per variant, and
+`jax.lax.platform_dependent` keeps the one for the backend it is lowered
+for (`per_backend`):
+
+* `CPU`: batch-wide conds around rare work, the instruction loop stops
+  when the batch's last console does;
+* `ACCELERATOR`: no `cond` in the instruction loop (the rare work is
+  computed and masked, `select`s only) and instructions run in chunks of
+  `CHUNK` with a static trip count, the batch's "still running" predicate
+  checked once per chunk; consoles that finish inside a chunk are masked.
+
+Both give the same bits: every change a console makes is gated by its own
+`running` mask in both, so a masked instruction is a no-op. The tests run
+both on the CPU (`forced`). While a variant is traced, `batch_conds()` says
+which one it is, so the chips (`console`, `tia`, `updates`) ask it where
+they would use a batch-wide `cond`.
+
+The audit
+---------
+`audit(mlir_text)` lists the while loops of a lowered program (StableHLO
+text, as `jax.export` gives for a platform without that platform's
+hardware), with the conditionals (`stablehlo.case`, `stablehlo.if`) and
+the while loops nested in each, following `func.call`s, and whether its
+trip count is static. `tests/test_lowering.py` uses it on the preset's
+step exported for CUDA.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import threading
+from typing import Callable, Iterator, TypeVar
+
+import jax
+
+CPU = "cpu"
+ACCELERATOR = "accelerator"
+VARIANTS = (CPU, ACCELERATOR)
+CHUNK = 32
+"""Instructions per chunk of the accelerator's instruction loop (a frame
+is about 5,000 instructions, so at most 31 masked ones are wasted per
+frame, under 1%)."""
+
+T = TypeVar("T")
+_forced = jax.make_user_context(default_value=None)
+_tracing = threading.local()
+
+
+@contextlib.contextmanager
+def forced(variant: str) -> Iterator[None]:
+    """Lower the frame loop as `variant` on any backend (part of the jit
+    cache key), e.g. to run the accelerator's program on the CPU.
+
+    Raises:
+        ValueError: an unknown variant.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown lowering variant {variant!r}; "
+                         f"choose one of {VARIANTS}")
+    with _forced(variant):
+        yield
+
+
+def batch_conds() -> bool:
+    """Whether the variant being traced skips rare work by batch-wide
+    `lax.cond`s (the CPU's); outside `per_backend`, what the default
+    backend would pick."""
+    variant = getattr(_tracing, "variant", None)
+    if variant is None:
+        variant = _forced.value or (
+            CPU if jax.default_backend() == "cpu" else ACCELERATOR)
+    return variant == CPU
+
+
+@contextlib.contextmanager
+def _as(variant: str) -> Iterator[None]:
+    previous = getattr(_tracing, "variant", None)
+    _tracing.variant = variant
+    try:
+        yield
+    finally:
+        _tracing.variant = previous
+
+
+def traced_as(variant: str, fn: Callable[[], T]) -> T:
+    """`fn()`, traced with `batch_conds()` answering for `variant`."""
+    with _as(variant):
+        return fn()
+
+
+def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
+    """`cpu()` when lowered for the CPU, `accelerator()` otherwise (or the
+    one `forced`), each traced as its variant.
+
+    Both are traced (`jax.lax.platform_dependent`); only the chosen one is
+    lowered and compiled.
+    """
+    variant = _forced.value
+    if variant is not None:
+        return traced_as(variant, cpu if variant == CPU else accelerator)
+    return jax.lax.platform_dependent(
+        cpu=lambda: traced_as(CPU, cpu),
+        default=lambda: traced_as(ACCELERATOR, accelerator))
+
+
+# --------------------------------------------------------------------------
+# The audit of a lowered program's control flow.
+# --------------------------------------------------------------------------
+
+_FUNC = re.compile(r"^  func\.func (?:public |private )?@([\w.$-]+)\(")
+_WHILE = re.compile(r"\bstablehlo\.while\(")
+_CONDITIONAL = re.compile(
+    r"^\s*(%[\w#:]+)?\s*=?\s*\"?stablehlo\.(?:case|if)\"?\((%[\w#]+)")
+_CALL = re.compile(r"\bfunc\.call @([\w.$-]+)\(")
+_LOC_REF = re.compile(r"loc\((#loc\d*)\)\s*$")
+_LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)$")
+_COUNTER_BOUND = re.compile(
+    r"stablehlo\.compare\s+LT,\s+%iterArg\w*,\s+(%c\w*)")
+
+
+@dataclasses.dataclass
+class WhileLoop:
+    """One `stablehlo.while` of a lowered program.
+
+    Attributes:
+        function: the function it is in.
+        name: the innermost name of its location (JAX's name stack, e.g.
+            `.../instruction_loop/while`), or "".
+        static_trip_count: its condition compares a loop counter with a
+            constant (`fori_loop`, `scan`), so XLA knows the trip count.
+        conditionals: `case`/`if` ops inside it (condition and body, through
+            calls), save those whose index is a constant (what
+            `jax.lax.platform_dependent` leaves for one platform; XLA folds
+            them).
+        whiles: while loops inside it, through calls.
+    """
+    function: str
+    name: str
+    static_trip_count: bool
+    conditionals: int = 0
+    whiles: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class _Function:
+    loops: list            # WhileLoop, in textual order
+    items: list            # (kind, payload, enclosing loop indices)
+
+
+def _location_names(text: str) -> dict:
+    """`#locN` -> the first quoted name in its definition chain."""
+    defs = {}
+    for line in text.splitlines():
+        match = _LOC_DEF.match(line)
+        if match:
+            defs[match.group(1)] = match.group(2)
+
+    def name(ref: str, depth: int = 0) -> str:
+        body = defs.get(ref, "")
+        quoted = re.match(r'"([^"]*)"', body)
+        if quoted or depth > 20:
+            return quoted.group(1) if quoted else ""
+        inner = re.search(r"(#loc\d*)", body)
+        return name(inner.group(1), depth + 1) if inner else ""
+    return {ref: name(ref) for ref in defs}
+
+
+def _parse_function(lines: list[str], name: str, constants: set) -> _Function:
+    """A function's while loops, and its conditionals, calls and loops with
+    the loops that enclose each (brace depth tracks the regions)."""
+    fn = _Function(loops=[], items=[])
+    open_loops: list = []      # (loop index, brace depth at its start)
+    folded: set = set()        # results of conditionals on constants
+    depth = 0
+    in_condition = None
+    for line in lines:
+        enclosing = tuple(index for index, _ in open_loops)
+        if _WHILE.search(line):
+            fn.items.append(("while", len(fn.loops), enclosing))
+            fn.loops.append(WhileLoop(function=name, name="",
+                                      static_trip_count=False))
+            open_loops.append((len(fn.loops) - 1, depth))
+            in_condition = len(fn.loops) - 1
+        elif _CONDITIONAL.search(line):
+            result, index = _CONDITIONAL.search(line).groups()
+            if index in constants or index in folded:
+                folded.add(result or "")
+            else:
+                fn.items.append(("conditional", None, enclosing))
+        for callee in _CALL.findall(line):
+            fn.items.append(("call", callee, enclosing))
+        bound = _COUNTER_BOUND.search(line)
+        if bound and in_condition is not None and bound.group(1) in constants:
+            fn.loops[in_condition].static_trip_count = True
+        if line.strip().startswith("} do {"):
+            in_condition = None
+        depth += line.count("{") - line.count("}")
+        if open_loops and line.count("}") > line.count("{") and (
+                depth == open_loops[-1][1]):
+            index = open_loops.pop()[0]
+            location = _LOC_REF.search(line)
+            fn.loops[index].name = location.group(1) if location else ""
+    return fn
+
+
+def _split_functions(text: str) -> dict:
+    functions, current, body = {}, None, []
+    for line in text.splitlines():
+        match = _FUNC.match(line)
+        if match:
+            current, body = match.group(1), []
+            functions[current] = body
+        elif current is not None and line.startswith("  }"):
+            current = None
+        elif current is not None:
+            body.append(line)
+    return functions
+
+
+def audit(text: str) -> list[WhileLoop]:
+    """Every while loop of a lowered program (StableHLO text), with what
+    lies inside it through calls (see the module docstring)."""
+    constants = set(re.findall(r"(%c\w*) = stablehlo\.constant", text))
+    names = _location_names(text)
+    parsed = {name: _parse_function(lines, name, constants)
+              for name, lines in _split_functions(text).items()}
+    totals: dict = {}
+
+    def inside(function: str) -> tuple[int, list]:
+        """All conditionals and loops in a function, through calls."""
+        if function not in totals:
+            totals[function] = (0, [])      # recursion guard
+            conditionals, loops = 0, []
+            for kind, payload, _ in parsed[function].items:
+                if kind == "conditional":
+                    conditionals += 1
+                elif kind == "while":
+                    loops.append(parsed[function].loops[payload])
+                elif kind == "call" and payload in parsed:
+                    more, nested = inside(payload)
+                    conditionals, loops = conditionals + more, loops + nested
+            totals[function] = (conditionals, loops)
+        return totals[function]
+
+    for fn in parsed.values():
+        for loop in fn.loops:
+            loop.name = names.get(loop.name, loop.name)
+        for kind, payload, enclosing in fn.items:
+            if kind == "conditional":
+                found, loops = 1, []
+            elif kind == "while":
+                found, loops = 0, [fn.loops[payload]]
+            elif kind == "call" and payload in parsed:
+                found, loops = inside(payload)
+            else:
+                continue
+            for index in enclosing:
+                fn.loops[index].conditionals += found
+                fn.loops[index].whiles.extend(loops)
+    return [loop for fn in parsed.values() for loop in fn.loops]

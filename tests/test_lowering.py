@@ -1,0 +1,158 @@
+"""The frame loop's two lowerings (`jaxatari.lowering`).
+
+* The accelerator's program, exported for CUDA on this CPU-only machine
+  (`jax.export`), has no conditional inside its instruction loop, whose
+  trip count is static; the CPU's has (so the audit can fail).
+* Both programs give the same bits on the CPU, for a batch mixing games
+  with every board feature (Superchip RAM, the DPC chip, PAL's 250 rows,
+  the Cosmic Ark motion).
+* The audit itself, on small programs.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxatari
+from jaxatari import console, lowering
+
+MIXED_GAMES = ("pong", "journey_escape", "pitfall2", "klax", "qbert",
+               "montezuma_revenge", "ms_pacman", "space_invaders",
+               "breakout")
+"""Nine consoles: more than `updates.KERNEL_MAX_BATCH`, so the CPU's
+program draws their TIA writes compacted (`console._write_compacted`)."""
+FRAMES = 6
+
+
+def _export_preset_step(variant: str | None) -> str:
+    env, params = jaxatari.make_atari("pong", num_envs=2)
+    key = jax.random.key(0)
+    _, state = env.reset(key, params)
+    action = jnp.zeros((2,), jnp.int32)
+
+    def export():
+        return jax.export.export(jax.jit(env.step), platforms=["cuda"])(
+            key, state, action, params).mlir_module()
+    if variant is None:
+        return export()
+    with lowering.forced(variant):
+        return export()
+
+
+def _instruction_loops(loops):
+    return [loop for loop in loops
+            if loop.name.endswith("instruction_loop/while")]
+
+
+def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
+    loops = lowering.audit(_export_preset_step(None))
+    instruction = _instruction_loops(loops)
+    chunks = [loop for loop in loops if loop.name.endswith(
+        "instruction_chunks/while")]
+    # Two frame programs: frames drawn and not.
+    assert len(instruction) == 2 and len(chunks) == 2
+    for loop in instruction:
+        assert loop.static_trip_count, loop
+        assert loop.conditionals == 0, loop
+        # Only static loops inside (the TIA writes' fori_loop).
+        assert all(inner.static_trip_count for inner in loop.whiles), loop
+    for loop in chunks:
+        assert loop.conditionals == 0, loop
+        assert any(inner in instruction for inner in loop.whiles)
+
+
+def test_cpu_lowering_keeps_its_batch_wide_conditionals():
+    loops = lowering.audit(_export_preset_step(lowering.CPU))
+    instruction = _instruction_loops(loops)
+    assert instruction and all(not loop.static_trip_count
+                               for loop in instruction)
+    assert all(loop.conditionals >= 12 for loop in instruction), [
+        loop.conditionals for loop in instruction]
+
+
+@pytest.fixture(scope="module")
+def mixed_batch():
+    """Boards, console states (after each game's reset) and per-frame
+    joystick inputs for `MIXED_GAMES`, widened to one program."""
+    made = [jaxatari.make(game) for game in MIXED_GAMES]
+    features = console.union_features([e.board.features for e, _ in made])
+    boards, machines = [], []
+    for env, params in made:
+        machine = jax.tree.map(lambda x: x[0], params.reset_states.machine)
+        boards.append(console.widen_board(env.board, features))
+        machines.append(console.refit(machine, features))
+    stack = lambda xs: jax.tree.map(lambda *x: jnp.stack(x), *xs)
+    rng = np.random.default_rng(0)
+    size = len(MIXED_GAMES)
+    inputs = [console.Inputs(
+        swcha=jnp.asarray(rng.choice([0xFF, 0x7F, 0xBF, 0xDF, 0xEF], size),
+                          jnp.int32),
+        swchb=jnp.full((size,), 0x0B, jnp.int32),
+        fire=jnp.asarray(rng.integers(0, 2, (size, 2)), jnp.int32),
+        paddle_needed=jnp.full((size, 4), -2, jnp.int32))
+        for _ in range(FRAMES)]
+    return stack(boards), stack(machines), inputs
+
+
+def _frames(board, state, inputs, variant):
+    """The states after each frame (all rendered: the frames not rendered
+    run the same program less its pixels)."""
+    with lowering.forced(variant):
+        step = jax.jit(jax.vmap(console.frame))
+        states = []
+        for frame_inputs in inputs:
+            state = step(board, state, frame_inputs)
+            states.append(jax.device_get(state))
+    return states
+
+
+@pytest.mark.slow
+def test_both_lowerings_give_the_same_bits(mixed_batch):
+    board, state, inputs = mixed_batch
+    cpu = _frames(board, state, inputs, lowering.CPU)
+    accelerator = _frames(board, state, inputs, lowering.ACCELERATOR)
+    for k, (a, b) in enumerate(zip(cpu, accelerator)):
+        for path, x, y in zip(jax.tree_util.tree_leaves_with_path(a),
+                              jax.tree.leaves(a), jax.tree.leaves(b)):
+            np.testing.assert_array_equal(
+                x, y, err_msg=f"frame {k}: {jax.tree_util.keystr(path[0])}")
+    # The frames did run: every console moved its CPU.
+    assert np.all(cpu[-1].cpu.pc != state.cpu.pc) or np.any(
+        cpu[-1].riot.ram != state.riot.ram)
+
+
+def test_forced_rejects_an_unknown_variant():
+    with pytest.raises(ValueError, match="unknown lowering variant"):
+        with lowering.forced("tpu"):
+            pass
+
+
+def test_audit_finds_conditionals_through_calls():
+    @jax.jit
+    def inner(x):
+        return jax.lax.cond(x.sum() > 0, lambda: x + 1, lambda: x)
+
+    def program(x):
+        x = jax.lax.fori_loop(0, 3, lambda _, y: y * 2, x)
+        return jax.lax.while_loop(lambda y: y.sum() < 10, inner, x)
+
+    text = jax.export.export(jax.jit(program), platforms=["cuda"])(
+        jnp.zeros(3)).mlir_module()
+    loops = lowering.audit(text)
+    assert sorted((loop.static_trip_count, loop.conditionals)
+                  for loop in loops) == [(False, 1), (True, 0)]
+
+
+def test_audit_folds_platform_dependent_choices():
+    def program(x):
+        def body(y):
+            return jax.lax.platform_dependent(
+                y, cpu=lambda v: v + 1, default=lambda v: v + 2)
+        return jax.lax.while_loop(lambda y: y.sum() < 10, body, x)
+
+    text = jax.export.export(jax.jit(program), platforms=["cuda"])(
+        jnp.zeros(3)).mlir_module()
+    (loop,) = lowering.audit(text)
+    assert loop.conditionals == 0
