@@ -27,9 +27,11 @@ for (`per_backend`):
 
 Both give the same bits: every change a console makes is gated by its own
 `running` mask in both, so a masked instruction is a no-op. The tests run
-both on the CPU (`forced`). While a variant is traced, `batch_conds()` says
-which one it is, so the chips (`console`, `tia`, `updates`) ask it where
-they would use a batch-wide `cond`.
+both on the CPU (`forced`; the environment variable `JAXATARI_LOWERING`,
+`cpu` or `accelerator`, forces one for a whole process, as the test suite
+does to trace one program, not two). While a variant is traced,
+`batch_conds()` says which one it is, so the chips (`console`, `bus`,
+`tia`, `updates`) ask it where they would use a batch-wide `cond`.
 
 The audit
 ---------
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 import threading
 from typing import Callable, Iterator, TypeVar
@@ -59,22 +62,31 @@ is about 5,000 instructions, so at most 31 masked ones are wasted per
 frame, under 1%)."""
 
 T = TypeVar("T")
-_forced = jax.make_user_context(default_value=None)
+ENVIRONMENT_VARIABLE = "JAXATARI_LOWERING"
+
+
+def _checked(variant: str | None, where: str) -> str | None:
+    if variant not in VARIANTS + (None,):
+        raise ValueError(f"unknown lowering variant {variant!r} ({where}); "
+                         f"choose one of {VARIANTS}")
+    return variant
+
+
+_forced = jax.make_user_context(default_value=_checked(
+    os.environ.get(ENVIRONMENT_VARIABLE) or None, ENVIRONMENT_VARIABLE))
 _tracing = threading.local()
 
 
 @contextlib.contextmanager
-def forced(variant: str) -> Iterator[None]:
+def forced(variant: str | None) -> Iterator[None]:
     """Lower the frame loop as `variant` on any backend (part of the jit
-    cache key), e.g. to run the accelerator's program on the CPU.
+    cache key), e.g. to run the accelerator's program on the CPU; None
+    chooses per backend again.
 
     Raises:
         ValueError: an unknown variant.
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown lowering variant {variant!r}; "
-                         f"choose one of {VARIANTS}")
-    with _forced(variant):
+    with _forced(_checked(variant, "lowering.forced")):
         yield
 
 

@@ -9,6 +9,11 @@ if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = (
         f"--xla_force_host_platform_device_count={os.cpu_count() or 1}")
 
+# One lowering of the frame loop, the CPU's, traced instead of both
+# (`jaxatari.lowering`; subprocesses inherit it). tests/test_lowering.py
+# lowers both, and the per-backend choice, explicitly.
+os.environ.setdefault("JAXATARI_LOWERING", "cpu")
+
 import hypothesis  # noqa: E402
 
 from jaxatari import _config  # noqa: E402

@@ -10,6 +10,10 @@
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -32,13 +36,9 @@ def _export_preset_step(variant: str | None) -> str:
     _, state = env.reset(key, params)
     action = jnp.zeros((2,), jnp.int32)
 
-    def export():
+    with lowering.forced(variant):   # None: per backend, as users get
         return jax.export.export(jax.jit(env.step), platforms=["cuda"])(
             key, state, action, params).mlir_module()
-    if variant is None:
-        return export()
-    with lowering.forced(variant):
-        return export()
 
 
 def _instruction_loops(loops):
@@ -127,6 +127,16 @@ def test_forced_rejects_an_unknown_variant():
     with pytest.raises(ValueError, match="unknown lowering variant"):
         with lowering.forced("tpu"):
             pass
+
+
+def test_an_unknown_variant_in_the_environment_is_refused():
+    result = subprocess.run(
+        [sys.executable, "-c", "import jaxatari.lowering"],
+        env={**os.environ, lowering.ENVIRONMENT_VARIABLE: "gpu"},
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "unknown lowering variant 'gpu' (JAXATARI_LOWERING)" in (
+        result.stderr)
 
 
 def test_audit_finds_conditionals_through_calls():
