@@ -464,11 +464,16 @@ def make_atari(game: str, num_envs: int = 1, *, frameskip: int = 4,
         actions, params)` work on all `num_envs` at once and jit whole.
 
     Raises:
-        ValueError: an unknown game, a frameskip below 1 or a
-            repeat_action_probability outside [0, 1], before any boot.
+        ValueError: an unknown game, or a setting out of range (a
+            frameskip, num_envs, stack_num or screen_size below 1, a
+            negative noop_max or episode frame limit, a
+            repeat_action_probability outside [0, 1]), before any boot.
     """
     settings.check_settings(
-        {"frameskip": frameskip,
+        {"frameskip": frameskip, "num_envs": num_envs,
+         "stack_num": stack_num, "screen_size": screen_size,
+         "noop_max": noop_max,
+         "max_num_frames_per_episode": max_num_frames_per_episode,
          "repeat_action_probability": repeat_action_probability})
     base = AtariPreprocessing(environment.AtariEnv(game, **env_kwargs),
                               screen_size=screen_size,

@@ -263,6 +263,30 @@ def test_bad_settings_raise_before_booting(monkeypatch, settings, message):
         env.make_params(fire_reset=True, **settings)
 
 
+@pytest.mark.parametrize("settings, message", [
+    ({"num_envs": 0}, "num_envs must be an integer >= 1 .* got 0"),
+    ({"num_envs": 2.0}, "num_envs must be an integer >= 1 .* got 2.0"),
+    ({"stack_num": 0}, "stack_num must be an integer >= 1 .* 1 for none"),
+    ({"screen_size": -84}, "screen_size must be an integer >= 1"),
+    ({"noop_max": -1}, "noop_max must be an integer >= 0 .* 0 for none"),
+    ({"max_num_frames_per_episode": -5},
+     r"max_num_frames_per_episode must be an integer >= 0 .* 0 for no "
+     r"limit\), got -5"),
+    ({"max_num_frames_per_episode": True},
+     "max_num_frames_per_episode must be an integer")])
+def test_make_atari_refuses_bad_sizes_before_booting(monkeypatch, settings,
+                                                      message):
+    """Found by trying them as a new user would: num_envs 0 failed only
+    after the boot, stack_num 0 silently stacked nothing and a negative
+    frame limit silently turned truncation off."""
+    def boot(self, *args, **kwargs):
+        raise AssertionError("the game was booted before the error")
+    monkeypatch.setattr(environment.AtariEnv, "boot", boot)
+    settings = {"num_envs": 2, **settings}
+    with pytest.raises(ValueError, match=message):
+        wrappers.make_atari("breakout", **settings)
+
+
 def test_make_atari_suggests_the_nearest_game():
     with pytest.raises(ValueError, match="Did you mean 'SpaceInvaders'"):
         wrappers.make_atari("SpaceInvader")
