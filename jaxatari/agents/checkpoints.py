@@ -17,23 +17,24 @@ import orbax.checkpoint as ocp
 
 
 
-def _is_key(x: Any) -> bool:
+def is_key(x: Any) -> bool:
+    """Whether `x` is an array of typed PRNG keys."""
     return jax.dtypes.issubdtype(getattr(x, "dtype", None),
                                  jax.dtypes.prng_key)
 
 
-def _to_saved(tree: Any) -> Any:
+def keys_as_data(tree: Any) -> Any:
     """PRNG keys (anywhere in the tree) as their raw key data."""
     return jax.tree.map(
-        lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
+        lambda x: jax.random.key_data(x) if is_key(x) else x, tree)
 
 
-def _from_saved(saved: Any, like: Any) -> Any:
+def keys_from_data(saved: Any, like: Any) -> Any:
     """Key data back into keys where `like` holds keys."""
     return jax.tree.map(
         lambda x, template: (jax.random.wrap_key_data(
             x, impl=jax.random.key_impl(template))
-            if _is_key(template) else x), saved, like)
+            if is_key(template) else x), saved, like)
 
 
 class Checkpoints:
@@ -56,7 +57,7 @@ class Checkpoints:
         PRNG keys) and JSON `meta` as step `update`; waits until it is on
         disk."""
         self.manager.save(update, args=ocp.args.Composite(
-            state=ocp.args.StandardSave(_to_saved(state)),
+            state=ocp.args.StandardSave(keys_as_data(state)),
             meta=ocp.args.JsonSave(meta)))
         self.manager.wait_until_finished()
 
@@ -68,11 +69,11 @@ class Checkpoints:
         """Step `update`, shaped as `like` (a state of the same agent,
         e.g. a fresh `init`); returns (state, meta)."""
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct,
-                                _to_saved(like))
+                                keys_as_data(like))
         restored = self.manager.restore(update, args=ocp.args.Composite(
             state=ocp.args.StandardRestore(abstract),
             meta=ocp.args.JsonRestore()))
-        return _from_saved(restored["state"], like), restored["meta"]
+        return keys_from_data(restored["state"], like), restored["meta"]
 
     def close(self) -> None:
         self.manager.close()

@@ -142,13 +142,28 @@ def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
     return lines
 
 
+def pyplot() -> Any:
+    """`matplotlib.pyplot` on the Agg backend (no display needed),
+    imported on first use."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(figure: Any, path: pathlib.Path) -> pathlib.Path:
+    """Lays `figure` out, writes it to `path` and closes it."""
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot().close(figure)
+    return path
+
+
 def plot_curve(lines: list[dict[str, Any]], path: pathlib.Path,
                title: str) -> pathlib.Path:
     """The mean episode return per update against frames, with a running
     mean over 5% of the updates, as a PNG."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     frames = np.array([line["frames"] for line in lines], float)
     returns = np.array([np.nan if line["episode_return"] is None
                         else line["episode_return"] for line in lines])
@@ -167,10 +182,7 @@ def plot_curve(lines: list[dict[str, Any]], path: pathlib.Path,
     axes.set_ylabel("episode return")
     axes.set_title(title)
     axes.legend(loc="lower right")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 class Progress:

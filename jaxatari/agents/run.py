@@ -369,14 +369,20 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def default_out(root: str, env_id: str, kind: str, seed: int
+                ) -> pathlib.Path:
+    """`ROOT/ENV-KIND-SEED`, the env id made a directory name (`runs/`
+    for `jaxatari train`, `sweeps/` for `jaxatari sweep`)."""
+    name = env_id.replace(":", "-").replace("/", "-")
+    return pathlib.Path(root) / f"{name}-{kind}-{seed}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs `jaxatari train`; prints the final record's summary."""
     args = parser().parse_args(argv)
     from jaxatari import _config
     _config.enable_compilation_cache()
-    out = args.out or pathlib.Path("runs") / (
-        f"{args.env.replace(':', '-').replace('/', '-')}-{args.algo}"
-        f"-{args.seed}")
+    out = args.out or default_out("runs", args.env, args.algo, args.seed)
     options = RunOptions(
         env_id=args.env, algo=args.algo, frames=args.frames, out=str(out),
         num_envs=args.num_envs, seed=args.seed, resume=args.resume,

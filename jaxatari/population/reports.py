@@ -28,7 +28,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from jaxatari.agents.records import read_jsonl, to_json_value
+from jaxatari.agents.records import (pyplot, read_jsonl, save_figure,
+                                     to_json_value)
 
 MLFLOW_EXPERIMENT = "jaxatari-sweep"
 """The MLflow experiment sweeps log to unless told otherwise."""
@@ -118,13 +119,6 @@ def population_scores(lines: list[dict]) -> list[tuple[str, float, int]]:
         ("population/best_score", float(np.max(scores)), step))]
 
 
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def plot_sweep(method: str, lines: list[dict], out: pathlib.Path,
                title: str) -> list[pathlib.Path]:
     """The sweep's plots; returns their paths."""
@@ -152,7 +146,7 @@ def _series(lines: list[dict], key: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _plot_scores(lines: list[dict], path: pathlib.Path, title: str
                  ) -> pathlib.Path:
-    plt = _pyplot()
+    plt = pyplot()
     generations, scores = _series(lines, lambda line: line["score"])
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     for row in scores:
@@ -170,15 +164,12 @@ def _plot_scores(lines: list[dict], path: pathlib.Path, title: str
     axes.set_ylabel("score (mean recent episode return)")
     axes.set_title(title)
     axes.legend(loc="lower right")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def _plot_hparams(lines: list[dict], path: pathlib.Path, title: str
                   ) -> pathlib.Path:
-    plt = _pyplot()
+    plt = pyplot()
     names = sorted(lines[0]["hparams"]) if lines else []
     tuned = [n for n in names if len({line["hparams"][n]
                                       for line in lines}) > 1] or names[:1]
@@ -196,15 +187,12 @@ def _plot_hparams(lines: list[dict], path: pathlib.Path, title: str
         axes.set_ylabel(name)
     all_axes[-1, 0].set_xlabel("generation")
     all_axes[0, 0].set_title(f"{title}: hyperparameter schedules")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def _plot_lineage(lines: list[dict], path: pathlib.Path, title: str
                   ) -> pathlib.Path:
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     for line in lines:
         g, m, parent = line["generation"], line["member"], line["parent"]
@@ -215,15 +203,12 @@ def _plot_lineage(lines: list[dict], path: pathlib.Path, title: str
     axes.set_xlabel("generation")
     axes.set_ylabel("member")
     axes.set_title(f"{title}: lineage (red: a member copies another)")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def _plot_es(lines: list[dict], path: pathlib.Path, title: str
              ) -> pathlib.Path:
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     generations = [line["generation"] for line in lines]
     for name in ("centre_return", "mean_fitness", "max_fitness"):
@@ -234,10 +219,7 @@ def _plot_es(lines: list[dict], path: pathlib.Path, title: str
     axes.set_ylabel("return")
     axes.set_title(title)
     axes.legend(loc="lower right")
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def lineage(lines: list[dict]) -> list[dict]:

@@ -52,7 +52,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from jaxatari.agents import checkpoints, core, envs, records
 from jaxatari.agents.run import (ALGORITHMS, TrainingDiverged,
-                                 parse_setting)
+                                 default_out, parse_setting)
 from jaxatari.population import hypertrick, pbt, reports, spaces
 
 METHODS = ("pbt", "random", "hypertrick", "es")
@@ -293,25 +293,19 @@ def to_host(tree: Any) -> Any:
     return multihost_utils.process_allgather(tree, tiled=True)
 
 
-def _is_key(x: Any) -> bool:
-    return jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
-
-
 def to_global(tree: Any, tree_shardings: Any) -> Any:
     """A pytree with the same values on every process, placed on
     `tree_shardings` (which may span other processes' devices): each
     process puts its own shards from a host copy, so the values keep
     every bit. PRNG keys travel as their key data."""
     def put(x: Any, sharding: NamedSharding) -> jax.Array:
-        if _is_key(x):
-            data = put(jax.random.key_data(x), sharding)
-            return jax.random.wrap_key_data(data,
-                                            impl=jax.random.key_impl(x))
         host = np.asarray(x)
         return jax.make_array_from_callback(host.shape, sharding,
                                             lambda index: host[index])
 
-    return jax.tree.map(put, tree, tree_shardings)
+    placed = jax.tree.map(put, checkpoints.keys_as_data(tree),
+                          tree_shardings)
+    return checkpoints.keys_from_data(placed, tree)
 
 
 def shardings(sweep: Sweep, state: Any, members: int) -> tuple[Any, Any]:
@@ -645,9 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from jaxatari import _config
     _config.enable_compilation_cache()
-    out = args.out or pathlib.Path("sweeps") / (
-        f"{args.env.replace(':', '-').replace('/', '-')}-{args.method}"
-        f"-{args.seed}")
+    out = args.out or default_out("sweeps", args.env, args.method,
+                                  args.seed)
     options = SweepOptions(
         env_id=args.env, method=args.method, members=args.members,
         frames=args.frames, out=str(out), algo=args.algo, space=args.space,
