@@ -37,8 +37,7 @@ def audit(game: str, variant: str) -> dict:
         text = jax.export.export(jax.jit(env.step), platforms=["cuda"])(
             key, state, jnp.zeros((2,), jnp.int32), params).mlir_module()
     loops = lowering.audit(text)
-    inner = [loop for loop in loops
-             if loop.name.endswith("instruction_loop/while")]
+    inner = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     return {"measure": "audit", "game": game, "variant": variant,
             "platform": "cuda", "while_loops": len(loops),
             "instruction_loops": len(inner),

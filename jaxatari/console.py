@@ -91,7 +91,6 @@ from jaxatari import bus, cpu6502, dpc, lowering, riot, tia, updates
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 SYSTEM_SEED = 4753849
-MAX_TIA_WRITES = bus.MAX_TIA_WRITES
 # `compacted_size`: smaller batches draw all (and on the CPU, their frame
 # loop is one kernel: `updates`).
 COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
@@ -403,7 +402,8 @@ def _apply_tia_writes(state: Console, running: jax.Array, write_each,
     is over the whole batch (`anywhere`), so a batch loops as long as its
     busiest console and no carry is selected.
     """
-    count = jnp.where(running, jnp.minimum(state.log_count, MAX_TIA_WRITES), 0)
+    count = jnp.where(running,
+                      jnp.minimum(state.log_count, bus.MAX_TIA_WRITES), 0)
 
     def body(carry):
         k, state, waited, stop = carry
@@ -416,8 +416,8 @@ def _apply_tia_writes(state: Console, running: jax.Array, write_each,
         carry = jax.lax.while_loop(lambda c: anywhere(c[0] < count), body,
                                    carry)
     else:   # static trip count: no predicate for the host to wait on
-        carry = jax.lax.fori_loop(0, MAX_TIA_WRITES, lambda _, c: body(c),
-                                  carry)
+        carry = jax.lax.fori_loop(0, bus.MAX_TIA_WRITES,
+                                  lambda _, c: body(c), carry)
     _, state, _, stop = carry
     return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
 
@@ -557,16 +557,24 @@ def _cpu_loop(loop: _Loop, state: Console, running: jax.Array):
             state = _cosmic_lines(loop.board, loop.inputs, loop.render,
                                   state, running, loop.over, loop.anywhere)
         state, ends = _instruction(loop, state, running)
-        stop = stop | ends
-        running = running & ~ends & ~state.cpu.jammed & (
-            count + 1 < INSTRUCTIONS_PER_UPDATE)
-        return count + 1, state, running, stop
+        running = _still_running(state, running, ends, count + 1)
+        return count + 1, state, running, stop | ends
 
-    with jax.named_scope("instruction_loop"):
+    with jax.named_scope(lowering.INSTRUCTION_LOOP):
         _, state, _, stop = jax.lax.while_loop(
             lambda c: loop.anywhere(c[2]), body,
             (jnp.int32(0), state, running, jnp.zeros_like(running)))
     return state, stop
+
+
+def _still_running(state: Console, running: jax.Array, ends: jax.Array,
+                   instructions: jax.Array) -> jax.Array:
+    """Which consoles run on after an instruction: not those whose frame
+    it ended, that jammed, or that reached the cap after `instructions`
+    (all the batch's in the CPU's loop, each console's own in the
+    accelerator's)."""
+    return running & ~ends & ~state.cpu.jammed & (
+        instructions < INSTRUCTIONS_PER_UPDATE)
 
 
 def _accelerator_step(loop: _Loop, carry):
@@ -584,9 +592,8 @@ def _accelerator_step(loop: _Loop, carry):
         executes = running & ~due
     state, ends = _instruction(loop, state, executes)
     count = count + executes
-    running = running & ~ends & ~state.cpu.jammed & (
-        count < INSTRUCTIONS_PER_UPDATE)
-    return count, state, running, stop | ends
+    return count, state, _still_running(state, running, ends, count), (
+        stop | ends)
 
 
 def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
@@ -595,12 +602,12 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
     repeated while any console of the batch runs. No conditional inside,
     and the predicate is read once a chunk."""
     def chunk(carry):
-        with jax.named_scope("instruction_loop"):
+        with jax.named_scope(lowering.INSTRUCTION_LOOP):
             return jax.lax.fori_loop(
                 0, lowering.CHUNK,
                 lambda _, c: _accelerator_step(loop, c), carry)
 
-    with jax.named_scope("instruction_chunks"):
+    with jax.named_scope(lowering.INSTRUCTION_CHUNKS):
         _, state, _, stop = jax.lax.while_loop(
             lambda c: loop.anywhere(c[2]), chunk,
             (jnp.zeros_like(running, jnp.int32), state, running,
@@ -689,8 +696,7 @@ def frame(board: Board, state: Console, inputs: Inputs,
     Returns:
         The console state at the frame's end.
     """
-    fixed = isinstance(render, (bool, np.bool_))
-    program = _frame_program(bool(render) if fixed else None)
+    program = _frame_program(bool(render) if tia.fixed(render) else None)
     return program(board, state, inputs, jnp.asarray(render))
 
 
@@ -716,7 +722,7 @@ def power_on(board: Board) -> Console:
         chips=cartridge.make_chips(features.cart_ram, features.dpc),
         data_bus=jnp.int32(0), last_read=jnp.asarray(False),
         log_count=jnp.int32(0),
-        log=jnp.zeros((MAX_TIA_WRITES, 4), jnp.int32),
+        log=jnp.zeros((bus.MAX_TIA_WRITES, 4), jnp.int32),
         partial=jnp.asarray(False))
 
 

@@ -60,6 +60,11 @@ CHUNK = 32
 """Instructions per chunk of the accelerator's instruction loop (a frame
 is about 5,000 instructions, so at most 31 masked ones are wasted per
 frame, under 1%)."""
+INSTRUCTION_LOOP = "instruction_loop"
+"""The named scope the frame loop traces its instruction loop in (both
+lowerings); `audit` finds the loop by it (`in_scope`)."""
+INSTRUCTION_CHUNKS = "instruction_chunks"
+"""The named scope of the accelerator's loop over chunks."""
 
 T = TypeVar("T")
 ENVIRONMENT_VARIABLE = "JAXATARI_LOWERING"
@@ -192,6 +197,12 @@ def _location_names(text: str) -> dict:
         inner = re.search(r"(#loc\d*)", body)
         return name(inner.group(1), depth + 1) if inner else ""
     return {ref: name(ref) for ref in defs}
+
+
+def in_scope(loops: list[WhileLoop], scope: str) -> list[WhileLoop]:
+    """The loops of `audit` traced directly inside the named scope
+    `scope` (e.g. `INSTRUCTION_LOOP`)."""
+    return [loop for loop in loops if loop.name.endswith(f"{scope}/while")]
 
 
 def _parse_function(lines: list[str], name: str, constants: set) -> _Function:

@@ -341,6 +341,12 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
             written.at[console, writes.row].set(True, mode="drop"))
 
 
+def fixed(render: bool | jax.Array) -> bool:
+    """Whether `render` is a Python bool, fixed while tracing (no
+    conditional for it at all)."""
+    return isinstance(render, (bool, np.bool_))
+
+
 def when_render(render: bool | jax.Array, pixels, nothing, operand):
     """`pixels(operand)` if `render`, else `nothing(operand)`.
 
@@ -348,7 +354,7 @@ def when_render(render: bool | jax.Array, pixels, nothing, operand):
     the CPU's lowering, and both computed and selected in the
     accelerator's (`lowering`: no conditional in the instruction loop).
     """
-    if isinstance(render, (bool, np.bool_)):
+    if fixed(render):
         return pixels(operand) if render else nothing(operand)
     if lowering.batch_conds():
         return jax.lax.cond(render, pixels, nothing, operand)
@@ -361,7 +367,7 @@ def _write_own_rows(tia: TIAState, writes: RowWrites,
     """`write_rows` on this console's own screen, if `render` (rows that
     are not rendered are out of range, `draw`, so the accelerator's
     lowering writes them unconditionally: nothing lands)."""
-    if not lowering.batch_conds() and not isinstance(render, (bool, np.bool_)):
+    if not (lowering.batch_conds() or fixed(render)):
         render = True
     screen, written = when_render(
         render, lambda sw: _put_rows(*sw, writes), lambda sw: sw,

@@ -41,16 +41,10 @@ def _export_preset_step(variant: str | None) -> str:
             key, state, action, params).mlir_module()
 
 
-def _instruction_loops(loops):
-    return [loop for loop in loops
-            if loop.name.endswith("instruction_loop/while")]
-
-
 def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     loops = lowering.audit(_export_preset_step(None))
-    instruction = _instruction_loops(loops)
-    chunks = [loop for loop in loops if loop.name.endswith(
-        "instruction_chunks/while")]
+    instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
+    chunks = lowering.in_scope(loops, lowering.INSTRUCTION_CHUNKS)
     # Two frame programs: frames drawn and not.
     assert len(instruction) == 2 and len(chunks) == 2
     for loop in instruction:
@@ -65,7 +59,7 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
 
 def test_cpu_lowering_keeps_its_batch_wide_conditionals():
     loops = lowering.audit(_export_preset_step(lowering.CPU))
-    instruction = _instruction_loops(loops)
+    instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     assert instruction and all(not loop.static_trip_count
                                for loop in instruction)
     assert all(loop.conditionals >= 12 for loop in instruction), [
