@@ -4,17 +4,15 @@ checkpoint. On gymnax's CartPole, small enough for a CPU."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import jax
 import numpy as np
 import pytest
 
 from jaxatari.agents import run
+from tests import processes
 
 CARTPOLE = ["gymnax:CartPole-v1", "--algo", "a2c", "--num-envs", "8",
             "--frames", "8000", "--checkpoint-every", "50"]
@@ -77,16 +75,8 @@ def test_resume_after_a_kill_is_bit_identical(tmp_path):
                "--frames", "40000"]
     subprocess.run([*command, "--out", str(whole)], check=True,
                    capture_output=True, timeout=600)
-    process = subprocess.Popen([*command, "--out", str(killed)],
-                               stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not (killed / "checkpoints" / "20").exists():
-        assert process.poll() is None, "the run ended before its kill"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    processes.kill_at_checkpoint([*command, "--out", str(killed)],
+                                 killed / "checkpoints" / "20")
     record = json.loads((killed / "record.json").read_text())
     assert record["status"] == "running"          # it was cut short
     subprocess.run([*command, "--out", str(killed), "--resume"],

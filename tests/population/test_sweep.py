@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import jax
 import numpy as np
 import pytest
 
 from jaxatari.population import sweep
+from tests import processes
 
 PBT = ["gymnax:CartPole-v1", "--members", "8", "--num-envs", "4",
        "--frames", "160000", "--generations", "4"]
@@ -164,15 +163,8 @@ def test_a_killed_sweep_resumes_bit_for_bit(tmp_path):
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     subprocess.run(_command(whole), check=True, capture_output=True,
                    timeout=600)
-    process = subprocess.Popen(_command(killed), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not (killed / "checkpoints" / "1").exists():
-        assert process.poll() is None, "the sweep ended before its kill"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    processes.kill_at_checkpoint(_command(killed),
+                                 killed / "checkpoints" / "1")
     subprocess.run(_command(killed, "--resume"), check=True,
                    capture_output=True, timeout=600)
     assert json.loads((killed / "record.json").read_text())["resumed"]
