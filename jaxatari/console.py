@@ -32,6 +32,19 @@ ALE decides NTSC or PAL after 60 frames run as NTSC (`environment.
 load_rom`) and tells the TIA at every later reset; `system_reset` takes
 it in `ResetInputs.pal` and the TIA keeps it as data.
 
+Pixels
+------
+A TIA write draws (collisions, and pixels if the frame is rendered) from
+the render frontier to its clock. Where the pixels are drawn is chosen per
+backend (`_pixels_after`). The CPU's lowering draws them during the
+instruction loop, as each write comes. The accelerator's draws none there,
+and carries no screen in its loop: a frame whose pixels are wanted logs
+its TIA writes (and Cosmic Ark line ends) with their cycles, and after the
+loop `_render_phase` replays the log with pixels from the TIA as the loop
+found it (`jaxatari.tia_log`): the same operations in the same order, so
+the same pixels, with pixel work once per TIA write of each console
+instead of at every instruction.
+
 Under vmap
 ----------
 `frame` has its own batching rule (`jax.custom_batching.custom_vmap`,
@@ -86,7 +99,7 @@ import numpy as np
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import bus, cpu6502, dpc, lowering, riot, tia, updates
+from jaxatari import bus, cpu6502, dpc, lowering, riot, tia, tia_log, updates
 
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
@@ -158,6 +171,8 @@ class Console:
     log_count: jax.Array
     log: jax.Array          # int32[3, 4]: address, value, cycle, last_read
     partial: jax.Array      # the last frame was cut short
+    # Only inside a frame the accelerator's lowering renders: its TIA log.
+    frame_log: tia_log.FrameLog | None = None
 
 
 def cart_features(cart: cartridge.Cartridge, height: int = tia.HEIGHT
@@ -327,8 +342,12 @@ def _line_end_due(board: Board, inputs: Inputs, render, state: Console,
 def _draw_line_end(board: Board, inputs: Inputs, render, state: Console,
                    due: jax.Array) -> Console:
     del inputs
-    return state.replace(tia=tia.draw_line_end(state.tia, board.ystart,
-                                                render, due))
+    drawn = state.replace(tia=tia.draw_line_end(state.tia, board.ystart,
+                                                 render, due))
+    if state.frame_log is None:
+        return drawn
+    return drawn.replace(frame_log=tia_log.append(
+        state.frame_log, tia_log.line_end(), due))
 
 
 def _cosmic_lines(board, inputs, render, state, running, over, anywhere):
@@ -367,6 +386,16 @@ def _write_logged(board: Board, inputs: Inputs, render, state: Console,
     return state.replace(tia=new_tia, cpu=cpu), waited + wait, ends
 
 
+def _log_write(board: Board, inputs: Inputs, render,
+               frame_log: tia_log.FrameLog, log: jax.Array, k: jax.Array,
+               waited: jax.Array, on: jax.Array) -> tia_log.FrameLog:
+    """Add the instruction's TIA write `k` (of `log`, `Console.log`) to
+    the frame's log if `on`."""
+    del board, inputs, render
+    return tia_log.append(frame_log, tia_log.encode_write(
+        *_logged_write(log[k], waited)), on)
+
+
 def _logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
     """A TIA write log entry as `tia.write` takes it: address, value, the
     CPU cycle after the stalls so far, and whether the last access was a
@@ -393,21 +422,26 @@ def _per_console(batched):
     return over
 
 
-def _apply_tia_writes(state: Console, running: jax.Array, write_each,
-                      anywhere):
-    """Apply every running console's logged TIA writes, in order.
+def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
+    """Apply every running console's logged TIA writes, in order, and add
+    them to the frame's log if it has one.
 
-    `write_each(state, k, waited, on)` applies write `k` of the consoles
-    `on` (`_write_logged`, per console or compacted). The loop's predicate
-    is over the whole batch (`anywhere`), so a batch loops as long as its
-    busiest console and no carry is selected.
+    `loop.write_each(state, k, waited, on)` applies write `k` of the
+    consoles `on` (`_write_logged`, per console or compacted). The loop's
+    predicate is over the whole batch (`loop.anywhere`), so a batch loops
+    as long as its busiest console and no carry is selected.
     """
     count = jnp.where(running,
                       jnp.minimum(state.log_count, bus.MAX_TIA_WRITES), 0)
+    anywhere = loop.anywhere
 
     def body(carry):
         k, state, waited, stop = carry
-        state, waited, ends = write_each(state, k, waited, k < count)
+        if state.frame_log is not None:
+            state = state.replace(frame_log=loop.over(_log_write)(
+                loop.board, loop.inputs, loop.render, state.frame_log,
+                state.log, k, waited, k < count))
+        state, waited, ends = loop.write_each(state, k, waited, k < count)
         return k + 1, state, waited, stop | ends
 
     k0 = jnp.zeros_like(count)
@@ -454,7 +488,8 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
     """
     size = on.shape[0]
     chunk = compacted_size(size)
-    rows = state.tia.screen.shape[-2]
+    screen = state.tia.screen
+    rows = tia.HEIGHT if screen is None else screen.shape[-2]
     names = sorted(state.tia.regs)
 
     def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
@@ -545,7 +580,7 @@ def _instruction(loop: _Loop, state: Console, running: jax.Array):
     execute = functools.partial(_execute, axis_name=loop.axis_name)
     state = loop.over(execute)(loop.board, loop.inputs, loop.render, state,
                                running)
-    return _apply_tia_writes(state, running, loop.write_each, loop.anywhere)
+    return _apply_tia_writes(loop, state, running)
 
 
 def _cpu_loop(loop: _Loop, state: Console, running: jax.Array):
@@ -615,26 +650,73 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
     return state, stop
 
 
+def _render_phase(loop: _Loop, start: tia.TIAState,
+                  frame_log: tia_log.FrameLog) -> tia.TIAState:
+    """The frame's pixels: its TIA log replayed with pixels from the TIA
+    as the loop found it (`tia_log`), one entry of every console per
+    step, for as many steps as the longest log. The loop carries only
+    the TIA and reads only the log and two board values."""
+    line_ends = loop.board.features.cosmic_lines
+    lead = start.last_update.shape
+    ystart, blanks = (jnp.broadcast_to(x, lead) for x in (
+        loop.board.ystart, loop.board.hmove_blanks))
+
+    def step(k, state):
+        replay = lambda machine, log, y, b: tia_log.replay(
+            machine, log, k, y, b, line_ends)
+        if lead:
+            replay = jax.vmap(replay)
+        return replay(state, frame_log, ystart, blanks)
+
+    with jax.named_scope(lowering.RENDER_LOOP):
+        return lowering.counted_loop(jnp.max(frame_log.count), step, start)
+
+
+def _empty_log(state: Console) -> tia_log.FrameLog:
+    """An empty frame log for each console of `state` (one or a batch)."""
+    lead = state.cpu.pc.shape
+    return jax.tree.map(lambda x: jnp.broadcast_to(x, lead + x.shape),
+                        tia_log.empty())
+
+
 def _run_frame(board: Board, state: Console, inputs: Inputs, render,
                batched=None) -> Console:
-    """The frame loop for one console, or a batch (see `_per_console`),
-    lowered per backend (`lowering.per_backend`)."""
+    """The frame for one console, or a batch (see `_per_console`), lowered
+    per backend (`lowering.per_backend`). Where its pixels are drawn is
+    per backend too (`_pixels_after`): during the instruction loop, or
+    after it from the frame's TIA log (`_render_phase`)."""
     begin = functools.partial(_begin, render=render)
     if batched is not None:
         begin = jax.vmap(begin, in_axes=(batched[0], 0))
     state = begin(board, state)
 
     def traced(instruction_loop):
+        after = _pixels_after(render)
         over = _per_console(batched)
+        loop_render = False if after else render
         write_each = lambda state, k, waited, on: over(_write_logged)(
-            board, inputs, render, state, k, waited, on)
+            board, inputs, loop_render, state, k, waited, on)
         if _compacts(batched, state.cpu.pc):
             write_each = functools.partial(_write_compacted, board,
-                                           batched[0], render)
-        loop = _Loop(board, inputs, render, over,
+                                           batched[0], loop_render)
+        loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
                      write_each, None if batched is None else BATCH_AXIS)
-        return instruction_loop(loop, state, ~state.cpu.jammed)
+        start = state.tia
+        looped = state
+        if after:
+            looped = state.replace(
+                tia=start.replace(screen=None, written=None),
+                frame_log=_empty_log(state))
+        looped, stop = instruction_loop(loop, looped, ~state.cpu.jammed)
+        if not after:
+            return looped, stop
+        screen, written = tia.when_render(
+            render, lambda _: _screens(_render_phase(loop, start,
+                                                     looped.frame_log)),
+            lambda _: _screens(start), None)
+        return looped.replace(tia=looped.tia.replace(
+            screen=screen, written=written), frame_log=None), stop
 
     state, stop = lowering.per_backend(
         cpu=lambda: traced(_cpu_loop),
@@ -643,6 +725,20 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
     if batched is not None:
         return jax.vmap(end, in_axes=(batched[0], 0, 0))(board, state, stop)
     return end(board, state, stop)
+
+
+def _pixels_after(render) -> bool:
+    """Whether the variant being traced draws a rendered frame's pixels
+    after its instructions (the accelerator's: 2.2 to 2.9 times faster
+    drawn frames there) rather than during them (the CPU's, 2.1 to 3.6
+    times faster there; BENCHMARKS.md). A frame that is not rendered
+    (`render` False) draws no pixels at all either way."""
+    return not lowering.batch_conds() and not (tia.fixed(render)
+                                               and not render)
+
+
+def _screens(drawn: tia.TIAState) -> tuple[jax.Array, jax.Array]:
+    return drawn.screen, drawn.written
 
 
 @functools.cache

@@ -52,6 +52,7 @@ import threading
 from typing import Callable, Iterator, TypeVar
 
 import jax
+import jax.numpy as jnp
 
 CPU = "cpu"
 ACCELERATOR = "accelerator"
@@ -65,6 +66,8 @@ INSTRUCTION_LOOP = "instruction_loop"
 lowerings); `audit` finds the loop by it (`in_scope`)."""
 INSTRUCTION_CHUNKS = "instruction_chunks"
 """The named scope of the accelerator's loop over chunks."""
+RENDER_LOOP = "render_loop"
+"""The named scope of the render phase's loop over a frame's TIA log."""
 
 T = TypeVar("T")
 ENVIRONMENT_VARIABLE = "JAXATARI_LOWERING"
@@ -135,6 +138,29 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
     return jax.lax.platform_dependent(
         cpu=lambda: traced_as(CPU, cpu),
         default=lambda: traced_as(ACCELERATOR, accelerator))
+
+
+def counted_loop(count: jax.Array, body: Callable[[jax.Array, T], T],
+                 carry: T) -> T:
+    """`body(k, carry)` for k = 0, 1, ... while k < `count` (a traced
+    scalar).
+
+    The CPU's variant loops `count` times. The accelerator's runs chunks
+    of `CHUNK` steps with a static trip count and reads `k < count` once a
+    chunk, so its last chunk's extra steps have `k >= count`: `body` must
+    leave the carry as it is for those.
+    """
+    def step(k_carry):
+        k, carry = k_carry
+        return k + 1, body(k, carry)
+
+    start = (jnp.int32(0), carry)
+    if batch_conds():
+        return jax.lax.while_loop(lambda c: c[0] < count, step, start)[1]
+    return jax.lax.while_loop(
+        lambda c: c[0] < count,
+        lambda c: jax.lax.fori_loop(0, CHUNK, lambda _, kc: step(kc), c),
+        start)[1]
 
 
 # --------------------------------------------------------------------------

@@ -61,7 +61,8 @@ masks). Collisions are computed for those at once, with 160-pixel lines as
 five 32-bit words per object (AND, then any). Pixels are only computed when
 the frame is rendered (`render=True`); then each covered row is written, and
 rows strictly inside a long draw are copied from the first such row when the
-frame ends (`finish_frame`).
+frame ends (`finish_frame`). The console's frame loop draws without pixels
+and replays the frame's writes with pixels afterwards (`jaxatari.tia_log`).
 
 The Cosmic Ark missile bug (Stella's hack, which Journey Escape's starfield
 relies on): HMM0 written as 6 while it holds 7, exactly 21 CPU cycles after
@@ -541,7 +542,8 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     hmove_blank = jnp.where(crosses, blank_after_a & ~clears_b,
                             blank_after_a)
 
-    rows = tia.screen.shape[-2] if rows is None else rows
+    if rows is None:   # no screen: a draw without pixels (any count)
+        rows = HEIGHT if tia.screen is None else tia.screen.shape[-2]
     origin_row = (tia.last_update - tia.row_origin) // LINE
     last_px = jnp.clip(last_len - HBLANK, 0, WIDTH)
 

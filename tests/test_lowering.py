@@ -55,6 +55,13 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     for loop in chunks:
         assert loop.conditionals == 0, loop
         assert any(inner in instruction for inner in loop.whiles)
+    # The drawn frame's pixels: a loop over its TIA log, in chunks of a
+    # static trip count, with no conditional either.
+    render = lowering.in_scope(loops, lowering.RENDER_LOOP)
+    assert render and all(loop.conditionals == 0 for loop in render)
+    assert all(inner.static_trip_count and not inner.conditionals
+               for loop in render for inner in loop.whiles), render
+    assert any(loop.whiles for loop in render), render
 
 
 def test_cpu_lowering_keeps_its_batch_wide_conditionals():
