@@ -488,8 +488,7 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
     """
     size = on.shape[0]
     chunk = compacted_size(size)
-    screen = state.tia.screen
-    rows = tia.HEIGHT if screen is None else screen.shape[-2]
+    rows = state.tia.screen.shape[-2]
     names = sorted(state.tia.regs)
 
     def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
@@ -729,10 +728,11 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
 
 def _pixels_after(render) -> bool:
     """Whether the variant being traced draws a rendered frame's pixels
-    after its instructions (the accelerator's: 2.2 to 2.9 times faster
-    drawn frames there) rather than during them (the CPU's, 2.1 to 3.6
-    times faster there; BENCHMARKS.md). A frame that is not rendered
-    (`render` False) draws no pixels at all either way."""
+    after its instructions (the accelerator's: its drawn frames 1.6 to 2.3
+    times faster on Pong) rather than during them (the CPU's: the replay
+    was 1.05 to 3.7 times slower there; BENCHMARKS.md, "Pixels after the
+    instructions"). A frame that is not rendered (`render` False) draws no
+    pixels at all either way."""
     return not lowering.batch_conds() and not (tia.fixed(render)
                                                and not render)
 

@@ -143,20 +143,16 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
 def counted_loop(count: jax.Array, body: Callable[[jax.Array, T], T],
                  carry: T) -> T:
     """`body(k, carry)` for k = 0, 1, ... while k < `count` (a traced
-    scalar).
-
-    The CPU's variant loops `count` times. The accelerator's runs chunks
-    of `CHUNK` steps with a static trip count and reads `k < count` once a
-    chunk, so its last chunk's extra steps have `k >= count`: `body` must
-    leave the carry as it is for those.
+    scalar), as the accelerator's variant loops: chunks of `CHUNK` steps
+    with a static trip count, `k < count` read once a chunk. The last
+    chunk's extra steps have `k >= count`: `body` must leave the carry as
+    it is for those.
     """
     def step(k_carry):
         k, carry = k_carry
         return k + 1, body(k, carry)
 
     start = (jnp.int32(0), carry)
-    if batch_conds():
-        return jax.lax.while_loop(lambda c: c[0] < count, step, start)[1]
     return jax.lax.while_loop(
         lambda c: c[0] < count,
         lambda c: jax.lax.fori_loop(0, CHUNK, lambda _, kc: step(kc), c),

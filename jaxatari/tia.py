@@ -61,8 +61,9 @@ masks). Collisions are computed for those at once, with 160-pixel lines as
 five 32-bit words per object (AND, then any). Pixels are only computed when
 the frame is rendered (`render=True`); then each covered row is written, and
 rows strictly inside a long draw are copied from the first such row when the
-frame ends (`finish_frame`). The console's frame loop draws without pixels
-and replays the frame's writes with pixels afterwards (`jaxatari.tia_log`).
+frame ends (`finish_frame`). The accelerator's lowering of the console's
+frame loop draws without pixels and replays the frame's writes with pixels
+afterwards (`jaxatari.tia_log`); the CPU's draws them as the writes come.
 
 The Cosmic Ark missile bug (Stella's hack, which Journey Escape's starfield
 relies on): HMM0 written as 6 while it holds 7, exactly 21 CPU cycles after

@@ -2,10 +2,12 @@
 
 Why
 ---
-A frame's pixels are not drawn while its instructions run. The
-instruction loop runs the TIA without pixels (`render=False`): registers,
-object positions, the render frontier and the collision latches, which is
-everything the CPU can see. For a frame whose pixels are wanted, it also
+In the accelerator's lowering of the frame loop (`console._pixels_after`;
+the CPU's draws pixels as the writes come, faster there), a frame's pixels
+are not drawn while its instructions run. The instruction loop runs the
+TIA without pixels (`render=False`): registers, object positions, the
+render frontier and the collision latches, which is everything the CPU
+can see. For a frame whose pixels are wanted, it also
 logs every operation that moves the frontier, in order:
 
 * each TIA write: the register, the byte, the CPU cycle it lands at (after
