@@ -5,13 +5,12 @@
     python benchmarks/parity_table.py --from-jsonl a.jsonl [b.jsonl ...]
         --write PARITY.md
 
-Runs `jaxatari.parity.run_many` (all runs in one lock-step batch, split over
-all devices; on the CPU one XLA host device per core unless XLA_FLAGS is
-set), saves one JSON line per run, and writes the table. `--part K/N` runs
-every N-th (game, seed) pair only, so N processes can share the work (on a
-2-core CPU two single-device processes beat one batch over two devices);
-`--from-jsonl` renders a table from saved results (several processes, or
-runs made on another machine).
+Runs `jaxatari.parity.run_many` through the env users step (its "user"
+driver: each game's seeds one batch of `env.step_env`, compiled per game),
+saves one JSON line per run, and writes the table. `--part K/N` runs every
+N-th (game, seed) pair only, so N processes can share the work (on a
+2-core CPU, two processes); `--from-jsonl` renders a table from saved
+results (several processes, or runs made on another machine).
 
     python benchmarks/parity_table.py --games atari57 --checkpoints DIR
     python benchmarks/parity_table.py --from-jsonl ... --from-checkpoints DIR
@@ -19,27 +18,22 @@ runs made on another machine).
 
 With `--checkpoints`, every run saves its progress there each `--every`
 frames and a run started again resumes from it (`parity.Checkpoints`), so
-the 10,000-frame bar can be reached over several sittings (`--batch 3`
-runs one game's 3 seeds at a time, the fastest way on a CPU; a snapshot
-resumes in a batch of any size);
-`--from-checkpoints` lists the runs there, ended or so far.
+the 10,000-frame bar can be reached over several sittings;
+`--from-checkpoints` lists the runs there, ended or so far. A game's row
+prefers the user driver's runs to the lock-step screen's
+(`parity.latest_per_run`), and names which made it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import platform
 import subprocess
 import time
 
-if "XLA_FLAGS" not in os.environ:  # must happen before JAX starts
-    os.environ["XLA_FLAGS"] = (
-        f"--xla_force_host_platform_device_count={os.cpu_count() or 1}")
-
-from jaxatari import _config, cart, games, parity  # noqa: E402
+from jaxatari import _config, cart, games, parity
 
 HEADER = """# Parity with ale-py
 
@@ -49,6 +43,14 @@ actions from the game's minimal action set at frameskip 1 without sticky
 actions, from `loadROM()` + `reset_game()`; after the reset and after every
 frame the RAM (128 bytes), the screen (palette indices), the reward, game
 over and the lives are compared, and both emulators reset on game over.
+"user path" rows ran jaxatari as users do: `jaxatari.make(game,
+frameskip=1, repeat_action_probability=0, max_num_frames_per_episode=0)`,
+its compiled `env.step_env` (`env.step` before its auto-reset) for a
+batch of the game's seeds, and on game over `env.reset` to the k-th of the
+booted `params.reset_states` (ALE's k-th `reset_game()`), with the RGB
+observation compared too. "lock-step screen" rows ran the console of
+every game in one program with the game rules apart (`--driver
+lockstep`, what CI's short test runs on every commit).
 "identical" means no difference at all in any of them, on every seed
 listed, for that many frames. "game overs" counts the episodes that ended
 within the runs (all seeds together): each was compared whole, to its last
@@ -170,12 +172,6 @@ def main() -> None:
     parser.add_argument("--progress", type=int, default=0,
                         help="report every N identical steps on stderr")
     parser.add_argument("--write", type=pathlib.Path, default=None)
-    parser.add_argument("--batch", type=int, default=0, help=(
-        "run the (game, seed) pairs this many at a time, one lock-step "
-        "batch after another (default: all in one). On the CPU a batch of "
-        "one game's seeds, at most updates.KERNEL_MAX_BATCH consoles, runs "
-        "its frame loop as one kernel and keeps its consoles in step "
-        "(BENCHMARKS.md: 'Parity runs go fastest one game at a time')"))
     parser.add_argument("--part", default="1/1", help=(
         "K/N: run only every N-th (game, seed) pair from the K-th, to split "
         "the work over N processes (merge their --jsonl with --from-jsonl)"))
@@ -199,15 +195,15 @@ def main() -> None:
         commit = _commit()
         checkpoints = args.checkpoints and parity.Checkpoints(
             args.checkpoints, args.every, commit)
-        results, size = [], args.batch or max(len(runs), 1)
-        for start in range(0, len(runs), size):
-            batch = parity.run_many(runs[start:start + size], args.steps,
-                                    progress=args.progress,
+        results = []
+        for game in dict.fromkeys(game for game, _ in runs):
+            batch = parity.run_many([r for r in runs if r[0] == game],
+                                    args.steps, progress=args.progress,
                                     checkpoints=checkpoints)
             for result in batch:
                 result["commit"] = "+".join(result.get("commits", [commit]))
             results += batch
-            if args.jsonl:   # each batch's results as soon as it ends
+            if args.jsonl:   # each game's results as soon as it ends
                 args.jsonl.write_text("".join(
                     json.dumps(r) + "\n" for r in results))
         command = (f"python benchmarks/parity_table.py --steps {args.steps}"

@@ -12,9 +12,6 @@ of its own. A handle's `frames` and `system_reset` block until every live
 script has asked for its next operation; then the coordinator runs all
 requested resets as one batched call and all requested frames as another
 (consoles that asked for nothing else are masked), and releases the scripts.
-A handle can also `snapshot` its console and host-side state, and `restore`
-one later, in another batch or another process: long parity runs resume
-from their checkpoints.
 The batch is split over all devices, each running its share as a program
 of its own (`jaxatari.sharding`); idle consoles pad it to a multiple of
 the device count.
@@ -175,32 +172,6 @@ class Handle(environment.ConsoleDriver):
         rows = self.env.board.features.rows
         return self.group.host_screens()[self.index, :rows]
 
-    def snapshot(self) -> dict:
-        """This console's whole state, as host arrays: its machine and
-        paddles, and the host-side state of the game's rules and of the
-        driver. `restore` takes it back, in this batch or in any other
-        that holds the same game (its state is refitted to that batch's
-        features, `console.refit`)."""
-        return {"machine": jax.tree.map(lambda x: x[self.index],
-                                        self.group.host_machines()),
-                "paddles": np.asarray(self.group.paddles[self.index]),
-                "vars": jax.device_get(self.vars), "reward": self.reward,
-                "terminal": self.terminal, "lives": self.lives,
-                "pal": self.pal, "counted_frames": self.counted_frames,
-                "environment_rng": None if self._environment_rng is None
-                else self._environment_rng.get_state()}
-
-    def restore(self, snapshot: dict) -> None:
-        """Put this console back in a state `snapshot` took."""
-        self.vars = jax.tree.map(jnp.asarray, snapshot["vars"])
-        self.reward, self.terminal = snapshot["reward"], snapshot["terminal"]
-        self.lives, self.pal = snapshot["lives"], snapshot["pal"]
-        self.counted_frames = snapshot["counted_frames"]
-        if snapshot["environment_rng"] is not None:
-            self._environment_rng = np.random.RandomState()
-            self._environment_rng.set_state(snapshot["environment_rng"])
-        self._ask(("restore", snapshot["machine"], snapshot["paddles"]))
-
     def _rules_step(self) -> None:
         reward, terminal, lives, self.vars = _rules_step(self.rules.rom_id)(
             jnp.asarray(self.ram(), jnp.int32), self.vars)
@@ -233,7 +204,6 @@ class Lockstep:
         stack = lambda *xs: jnp.stack(xs)
         # One program for all: every board gets the union of the features.
         features = console.union_features([e.board.features for e in envs])
-        self.features = features
         slots = [make_slot(e)._replace(board=console.widen_board(
             e.board, features)) for e in padded]
         self.slots = jax.tree.map(stack, *slots)
@@ -254,7 +224,7 @@ class Lockstep:
         self._sharding = sharding.batch_sharding(mesh)
         self.host_ram = np.asarray(_all_ram(self.machines))
         self.host_scanlines = np.zeros(self.size, np.int32)
-        self._screens = self._host_machines = None
+        self._screens = None
         self._lock = threading.Lock()
 
     def host_screens(self) -> np.ndarray:
@@ -263,13 +233,6 @@ class Lockstep:
             if self._screens is None:
                 self._screens = np.asarray(self._screens_of(self.machines))
             return self._screens
-
-    def host_machines(self) -> console.Console:
-        """Every console's machine as host arrays, fetched once per tick."""
-        with self._lock:
-            if self._host_machines is None:
-                self._host_machines = jax.device_get(self.machines)
-            return self._host_machines
 
     def run(self, scripts: list[Script]) -> list[Any]:
         """Run one script per console to its end; returns their results.
@@ -319,27 +282,9 @@ class Lockstep:
         host_ram[index], host_lines[index] = np.asarray(ram), np.asarray(lines)
         return host_ram, host_lines
 
-    def _restore(self, restores: dict[int, tuple]) -> None:
-        """Put snapshots' machines and paddles into their consoles."""
-        index = np.array(sorted(restores))
-        stack = lambda *xs: np.stack(xs)
-        machines = jax.tree.map(stack, *[
-            console.refit(restores[k][0], self.features) for k in index])
-        paddles = np.stack([restores[k][1] for k in index])
-        self.machines, self.paddles = jax.device_put(_scatter(
-            (self.machines, self.paddles), (machines, paddles), index),
-            self._sharding)
-        self.host_ram = np.asarray(_all_ram(self.machines))
-        self.host_scanlines = np.asarray(
-            jax.vmap(console.scanlines)(self.machines))
-
     def _serve(self, live: list[Handle]) -> None:
-        """One tick: every requested restore, system reset, then frame."""
+        """One tick: every requested system reset, then frame."""
         size = self.size
-        restores = {h.index: h.request[1:] for h in live
-                    if h.request[0] == "restore"}
-        if restores:
-            self._restore(restores)
         resets = {h.index: h.request[1] for h in live
                   if h.request[0] == "reset"}
         frames = {h.index: h.request[1:] for h in live
@@ -366,4 +311,4 @@ class Lockstep:
             self.host_ram = np.asarray(ram)
             self.host_scanlines = np.asarray(lines)
         with self._lock:
-            self._screens = self._host_machines = None
+            self._screens = None

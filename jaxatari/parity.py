@@ -1,33 +1,48 @@
 """Frame-by-frame parity of jaxatari against ale-py.
 
     python -m jaxatari.parity GAME [GAME ...] [--steps N] [--seeds S ...]
-                              [--out DIR] [--json]
+                              [--out DIR] [--json] [--driver user|lockstep]
 
 Both emulators play the same seeded uniform-random actions from the game's
 minimal action set, at frameskip 1 without sticky actions. After the reset
-and after every frame the RAM, the screen (palette indices), the reward,
-game over and the lives (ALE's `lives()`, the env's `info["lives"]`) are
-compared. On game over both reset (`reset_game()` in ALE; the
-same host-side reset sequence here, with the next RIOT timer draw).
+and after every frame the RAM, the screen (palette indices), the RGB
+observation, the reward, game over and the lives (ALE's `lives()`) are
+compared. On game over both reset: ALE's `reset_game()`, and here the
+env's `reset` to ALE's next reset state.
+
+jaxatari's side is the env users step (the "user" driver, the default):
+`jaxatari.make(game, frameskip=1, repeat_action_probability=0,
+max_num_frames_per_episode=0)`, each game's seeds one vmapped batch of its
+`env.step_env` (what `env.step` runs before its auto-reset) and its
+`env.reset` given params that hold the k-th of `params.reset_states`,
+which `make` boots as ALE's consecutive `reset_game()` calls. So the runs
+certify the compiled step users run, and that the booted reset states are
+the states ALE reaches when it resets after play. `--driver lockstep` runs
+every game in one program of the console instead (`jaxatari.lockstep`:
+frames and game rules apart, the reset sequence replayed after play):
+CI's quick screen over the Atari-57.
 
 The first divergence is printed with the step, the differing RAM bytes and
 the number of differing pixels, and both screens are written side by side
 (ours left) to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any run
 diverged. `--json` prints one JSON line per run instead. `dev`, `atari57`
-and `all` stand for the dev set, the Atari-57 and every game. All runs are emulated together in one vmapped program
-(`jaxatari.lockstep`); `benchmarks/parity_table.py` writes PARITY.md.
+and `all` stand for the dev set, the Atari-57 and every game;
+`benchmarks/parity_table.py` writes PARITY.md.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pathlib
 import pickle
 import sys
 import time
 import zlib
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxatari import environment, games, lockstep, palette
@@ -62,17 +77,24 @@ def _png(path: pathlib.Path, rgb: np.ndarray) -> None:
 
 
 def compare(ours: dict, theirs: dict) -> dict:
-    """What differs between two frames' observations."""
+    """What differs between two frames' observations: RAM bytes, screen
+    pixels (palette indices), reward, game over and lives, and, when both
+    have an "obs" (RGB, as `getScreenRGB`), its differing pixels."""
     ram = np.nonzero(ours["ram"] != theirs["ram"])[0]
     pixels = int((ours["screen"] != theirs["screen"]).sum())
-    return {"ram_bytes": [int(i) for i in ram], "pixels": pixels,
+    diff = {"ram_bytes": [int(i) for i in ram], "pixels": pixels,
             "reward": (int(ours["reward"]), int(theirs["reward"])),
             "game_over": (bool(ours["game_over"]), bool(theirs["game_over"])),
             "lives": (int(ours["lives"]), int(theirs["lives"]))}
+    if "obs" in ours and "obs" in theirs:
+        diff["obs_pixels"] = int(np.any(ours["obs"] != theirs["obs"],
+                                        axis=-1).sum())
+    return diff
 
 
 def _diverged(diff: dict) -> bool:
     return bool(diff["ram_bytes"] or diff["pixels"]
+                or diff.get("obs_pixels")
                 or any(diff[key][0] != diff[key][1]
                        for key in ("reward", "game_over", "lives")))
 
@@ -99,16 +121,11 @@ def reset_both(ale, handle: lockstep.Handle, resets: int) -> None:
     environment.reset_game(handle.rules, handle.env.mode, handle, resets)
 
 
-def _act_ale(ale, action: int) -> tuple[int, bool]:
-    """One frame of `action` in ALE alone (as `act_both` does, or replaying to a snapshot)."""
-    return int(ale.act(action)), bool(ale.game_over())
-
-
 def act_both(ale, handle: lockstep.Handle, action: int
              ) -> tuple[tuple[int, bool], tuple[int, bool]]:
     """One frame of `action` in both: ((reward, game over) of ALE's,
     jaxatari's)."""
-    theirs = _act_ale(ale, action)
+    theirs = int(ale.act(action)), bool(ale.game_over())
     handle.frames(action, 0, 1)
     return theirs, (handle.reward, handle.terminal)
 
@@ -117,9 +134,9 @@ class Checkpoints(NamedTuple):
     """Where long runs save their progress, and how often.
 
     Each (game, seed) run saves a snapshot of both sides every `every`
-    compared frames (`GAME_seedS.pkl`: our console's whole state, ALE's
+    compared frames (`GAME_seedS.pkl`: our env's whole `EnvState`, ALE's
     being replayed from its seed, which is cheap), and its result when it
-    ends (`GAME_seedS.json`). A run started again resumes from its
+    ends (`GAME_seedS.json`). Only the user driver saves them. A run started again resumes from its
     snapshot, and a finished one returns its result. `commit` names the
     code a segment ran at; a result lists every segment's.
     """
@@ -159,72 +176,47 @@ def _finished(checkpoints: Checkpoints | None, game: str, seed: int,
 
 
 def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
-            progress: int, checkpoints: Checkpoints | None = None):
-    """The parity run of one (game, seed), as a `lockstep` script."""
+            progress: int):
+    """The parity run of one (game, seed), as a `lockstep` script (the
+    quick screen: no checkpoints; `_UserRun` plays the same sequence)."""
 
     def script(handle: lockstep.Handle) -> dict:
-        done = _finished(checkpoints, game, seed, steps)
-        if done:
-            return done
-        saved = checkpoints and checkpoints.load(game, seed, ".pkl")
-        # Seconds count all segments of the run.
-        started = time.perf_counter() - (saved["seconds"] if saved else 0)
-        start = saved["step"] if saved else 0
-        ale = make_ale(game, seed) if saved else boot_both(handle, game, seed)
+        started = time.perf_counter()
+        ale = boot_both(handle, game, seed)
         rng = np.random.RandomState(seed)
         actions = handle.rules.minimal_actions
         result = {"game": game, "seed": seed, "steps": steps,
-                  "first_divergence": None, "resets": 0}
+                  "first_divergence": None, "resets": 0,
+                  "driver": "lockstep"}
         ours = theirs = (0, False)
         for step in range(steps + 1):
-            live = step >= start   # our side is emulated from `start` on
-            if saved and step == start:
-                handle.restore(saved["console"])
-                ours = (handle.reward, handle.terminal)
-            if live:
-                diff = compare(
-                    {"ram": handle.ram()[:128], "screen": handle.screen(),
-                     "reward": ours[0], "game_over": ours[1],
-                     "lives": handle.lives},
-                    {"ram": ale.getRAM(), "screen": ale.getScreen(),
-                     "reward": theirs[0], "game_over": theirs[1],
-                     "lives": ale.lives()})
-                if _diverged(diff):
-                    result.update(first_divergence=step, **diff)
-                    if out is not None:
-                        _save_screens(out, f"{game}_seed{seed}_step{step}",
-                                      handle.screen(), ale.getScreen())
-                    break
-                if checkpoints and step > start and (
-                        step % checkpoints.every == 0 or step == steps):
-                    checkpoints.save(game, seed, ".pkl", {
-                        "step": step, "resets": result["resets"],
-                        "console": handle.snapshot(),
-                        "seconds": time.perf_counter() - started,
-                        "commits": _commits(saved, checkpoints)})
+            diff = compare(
+                {"ram": handle.ram()[:128], "screen": handle.screen(),
+                 "reward": ours[0], "game_over": ours[1],
+                 "lives": handle.lives},
+                {"ram": ale.getRAM(), "screen": ale.getScreen(),
+                 "reward": theirs[0], "game_over": theirs[1],
+                 "lives": ale.lives()})
+            if _diverged(diff):
+                result.update(first_divergence=step, **diff)
+                if out is not None:
+                    _save_screens(out, f"{game}_seed{seed}_step{step}",
+                                  handle.screen(), ale.getScreen())
+                break
             if step == steps:
                 break
-            if live and progress and step and step % progress == 0:
+            if progress and step and step % progress == 0:
                 print(json.dumps({"game": game, "seed": seed,
                                   "identical_through": step}),
                       file=sys.stderr, flush=True)
             if theirs[1]:
                 result["resets"] += 1
-                if live:
-                    reset_both(ale, handle, result["resets"])
-                else:
-                    ale.reset_game()
+                reset_both(ale, handle, result["resets"])
                 ours = theirs = (0, False)
                 continue
             action = int(actions[rng.randint(len(actions))])
-            if live:
-                theirs, ours = act_both(ale, handle, action)
-            else:
-                theirs = _act_ale(ale, action)
+            theirs, ours = act_both(ale, handle, action)
         result["seconds"] = round(time.perf_counter() - started, 1)
-        if checkpoints:
-            result["commits"] = _commits(saved, checkpoints)
-            checkpoints.save(game, seed, ".json", result)
         return result
 
     return script
@@ -236,23 +228,280 @@ def _commits(saved: dict | None, checkpoints: Checkpoints) -> list[str]:
     return list(dict.fromkeys(earlier + [checkpoints.commit]))
 
 
+USER_SETTINGS = {"frameskip": 1, "repeat_action_probability": 0.0,
+                 "max_num_frames_per_episode": 0}
+"""The env's settings in a parity run: one ALE frame a step, no sticky
+actions, no truncation (as `make_ale` sets ale-py)."""
+
+
+class ResetStates:
+    """A game's resets as users get them: `params.reset_states` of
+    `jaxatari.make(game, num_reset_states=n)`, state k being ALE's k-th
+    `reset_game()` after `loadROM()` (0 is the one loadROM ends with).
+
+    A run that needs a reset past the `n` booted boots them again, 4 times
+    as many (the boot cache keeps them for later runs).
+    """
+
+    def __init__(self, game: str, count: int = 4):
+        self.game, self.count = game, count
+        self.env, self.params = environment.make(
+            game, num_reset_states=count, **USER_SETTINGS)
+
+    def __getitem__(self, k: int) -> environment.EnvParams:
+        """Params whose only reset state is the k-th: `env.reset` with
+        them starts the episode that ALE's k-th `reset_game()` starts."""
+        while k >= self.count:
+            self.count *= 4
+            self.params = environment.make(
+                self.game, num_reset_states=self.count, **USER_SETTINGS)[1]
+        return self.params.replace(reset_states=jax.tree.map(
+            lambda x: x[k:k + 1], self.params.reset_states))
+
+
+class UserPrograms(NamedTuple):
+    """The env's own functions, compiled for a batch of one game's runs.
+
+    `frames` is `env.step_env` vmapped (what `env.step` runs before its
+    auto-reset; lanes not `active` keep their state), `reset` is
+    `env.reset` (the auto-reset, given params that hold the reset state to
+    start), `observe` shows a state restored from a checkpoint. Each
+    returns what `compare` reads.
+    """
+    frames: Callable
+    reset: Callable
+    observe: Callable
+
+
+def _observed(env: environment.AtariEnv, state: environment.EnvState,
+              obs: jax.Array, reward: jax.Array,
+              game_over: jax.Array) -> dict:
+    return {"ram": env.ram(state), "screen": env.screen(state), "obs": obs,
+            "reward": reward, "game_over": game_over, "lives": state.lives}
+
+
+@functools.cache
+def user_programs(env: environment.AtariEnv) -> UserPrograms:
+    """`UserPrograms` of `env` (compiled once per game and batch size)."""
+    def frame(key, state, action, active, params):
+        obs, new, reward, done, _ = env.step_env(key, state, action, params)
+        new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
+        return new, _observed(env, new, obs, reward, done)
+
+    def reset(key, params):
+        obs, state = env.reset(key, params)
+        return state, _observed(env, state, obs, state.reward,
+                                state.terminal)
+
+    def observe(state, params):
+        return _observed(env, state, env.observation(state, params),
+                         state.reward, state.terminal)
+
+    return UserPrograms(jax.jit(jax.vmap(frame, (0, 0, 0, 0, None))),
+                        jax.jit(reset), jax.jit(observe))
+
+
+@jax.jit
+def _set_lane(states: Any, lane: jax.Array, state: Any) -> Any:
+    return jax.tree.map(lambda all_, one: all_.at[lane].set(one), states,
+                        state)
+
+
+class _UserRun:
+    """One (game, seed) run of `_run_user_batch`: ALE, the action draws,
+    the result so far and the step the run stands at, with the same
+    sequence as the lock-step `_script`."""
+
+    def __init__(self, game: str, seed: int, steps: int, saved: dict | None,
+                 checkpoints: Checkpoints | None, out: pathlib.Path | None,
+                 progress: int):
+        self.game, self.seed, self.steps = game, seed, steps
+        self.saved, self.checkpoints = saved, checkpoints
+        self.out, self.progress = out, progress
+        self.start = self.step = saved["step"] if saved else 0
+        self.started = time.perf_counter() - (saved["seconds"] if saved
+                                              else 0)
+        self.ale = make_ale(game, seed)
+        self.rng = np.random.RandomState(seed)
+        self.actions = [int(a) for a in games.lookup(game).minimal_actions]
+        self.result = {"game": game, "seed": seed, "steps": steps,
+                       "first_divergence": None, "resets": 0,
+                       "driver": "user"}
+        self.theirs, self.ended = (0, False), False
+        for _ in range(self.start):   # ALE alone, to the checkpoint
+            index = self.draw()
+            if index is not None:
+                self.act(index)
+
+    def draw(self) -> int | None:
+        """This step's move: None after ALE's game over (ALE is reset, and
+        ours must be: its `result["resets"]`-th), else the action's index
+        in the minimal action set (the env's `action_set`)."""
+        if self.theirs[1]:
+            self.result["resets"] += 1
+            self.ale.reset_game()
+            self.theirs = (0, False)
+            return None
+        return int(self.rng.randint(len(self.actions)))
+
+    def act(self, index: int) -> None:
+        """ALE's frame of the minimal set's `index`-th action."""
+        self.theirs = (int(self.ale.act(self.actions[index])),
+                       bool(self.ale.game_over()))
+
+    def check(self, ours: dict, state: Callable[[], Any]) -> bool:
+        """Compare this step's frame, save a checkpoint when one is due
+        (`state()` gives ours); True when the run has ended."""
+        ale = self.ale
+        diff = compare(ours, {
+            "ram": ale.getRAM(), "screen": ale.getScreen(),
+            "obs": ale.getScreenRGB(), "reward": self.theirs[0],
+            "game_over": self.theirs[1], "lives": ale.lives()})
+        if _diverged(diff):
+            self.result.update(first_divergence=self.step, **diff)
+            if self.out is not None:
+                _save_screens(self.out, f"{self.game}_seed{self.seed}_step"
+                              f"{self.step}", ours["screen"],
+                              ale.getScreen())
+            return self._end()
+        every = self.checkpoints.every if self.checkpoints else 0
+        if every and self.step > self.start and (
+                self.step % every == 0 or self.step == self.steps):
+            self.checkpoints.save(self.game, self.seed, ".pkl", {
+                "step": self.step, "resets": self.result["resets"],
+                "state": jax.device_get(state()), "driver": "user",
+                "seconds": time.perf_counter() - self.started,
+                "commits": _commits(self.saved, self.checkpoints)})
+        if self.step == self.steps:
+            return self._end()
+        if self.progress and self.step and self.step % self.progress == 0:
+            print(json.dumps({"game": self.game, "seed": self.seed,
+                              "identical_through": self.step}),
+                  file=sys.stderr, flush=True)
+        return False
+
+    def _end(self) -> bool:
+        self.ended = True
+        self.result["seconds"] = round(time.perf_counter() - self.started, 1)
+        if self.checkpoints:
+            self.result["commits"] = _commits(self.saved, self.checkpoints)
+            self.checkpoints.save(self.game, self.seed, ".json", self.result)
+        return True
+
+
+def _first_states(runs: list[_UserRun], resets: ResetStates,
+                  programs: UserPrograms) -> tuple[Any, list[dict]]:
+    """Each run's state at its start (reset 0, or its checkpoint's) as one
+    batch, and what `compare` reads of each."""
+    states, seen = [], []
+    for run in runs:
+        if run.saved is None:
+            state, observed = programs.reset(jax.random.key(0), resets[0])
+        else:
+            if "state" not in run.saved:
+                raise ValueError(
+                    f"{run.checkpoints.path(run.game, run.seed, '.pkl')} was "
+                    "saved by the lock-step driver; resume it with "
+                    "driver='lockstep' (--driver lockstep), or start over "
+                    "in another checkpoint directory")
+            state = run.saved["state"]
+            observed = programs.observe(state, resets[0])
+        states.append(state)
+        seen.append(jax.device_get(observed))
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states), seen
+
+
+def _run_user_batch(game: str, seeds: list[int], steps: int,
+                    out: pathlib.Path | None, progress: int,
+                    checkpoints: Checkpoints | None) -> list[dict]:
+    """The runs of one game's seeds, through the env users step."""
+    resets = ResetStates(game)
+    programs = user_programs(resets.env)
+    runs = [_UserRun(game, seed, steps, checkpoints and checkpoints.load(
+        game, seed, ".pkl"), checkpoints, out, progress) for seed in seeds]
+    states, seen = _first_states(runs, resets, programs)
+    keys = jax.random.split(jax.random.key(0), len(runs))
+    while not all(run.ended for run in runs):
+        actions, active = np.zeros(len(runs), np.int32), [False] * len(runs)
+        for lane, run in enumerate(runs):
+            if run.ended or run.check(
+                    seen[lane], lambda: jax.tree.map(lambda x: x[lane],
+                                                     states)):
+                continue
+            action, run.step = run.draw(), run.step + 1
+            if action is None:
+                state, observed = programs.reset(
+                    keys[lane], resets[run.result["resets"]])
+                states = _set_lane(states, lane, state)
+                seen[lane] = jax.device_get(observed)
+            else:
+                actions[lane], active[lane] = action, True
+        if any(active):   # ALE's frames while ours run
+            states, observed = programs.frames(keys, states, actions,
+                                               np.array(active), resets[0])
+            for lane in np.flatnonzero(active):
+                runs[lane].act(int(actions[lane]))
+            observed = jax.device_get(observed)
+            for lane in np.flatnonzero(active):
+                seen[lane] = jax.tree.map(lambda x: x[lane], observed)
+    return [run.result for run in runs]
+
+
+DRIVERS = ("user", "lockstep")
+"""How `run_many` emulates jaxatari's side. "user": each game's runs are
+one batch of the env users step (`jaxatari.make`, `env.step_env` and
+`env.reset` over `params.reset_states`, compiled per game); PARITY.md is
+measured so. "lockstep": every run in one batch of many games
+(`jaxatari.lockstep`: the console's frame and the game rules apart, one
+program for any mix of games), the quick screen CI runs on every commit."""
+
+
 def run_many(runs: list[tuple[str, int]], steps: int,
              out: pathlib.Path | None = None,
              progress: int = 0,
-             checkpoints: Checkpoints | None = None) -> list[dict]:
-    """Parity of several (game, seed) runs, emulated together in lock-step.
+             checkpoints: Checkpoints | None = None,
+             driver: str = "user") -> list[dict]:
+    """Parity of several (game, seed) runs against ale-py.
 
     With `progress`, a JSON line goes to stderr every `progress` identical
     steps of each run; with `checkpoints`, runs save their progress and
-    resume from it (`Checkpoints`). Returns one result per run:
-    `first_divergence` (None, or the step), the differing RAM bytes and
-    pixel count there, `resets` and `seconds`.
+    resume from it (`Checkpoints`).
+
+    Args:
+        runs: (game, seed) pairs.
+        steps: frames to compare in each.
+        out: where a divergence's screens are written.
+        progress: see above (0: silent).
+        checkpoints: see above.
+        driver: one of `DRIVERS`.
+
+    Returns:
+        One result per run, in order: `first_divergence` (None, or the
+        step), the differing RAM bytes and pixel counts there, `resets`,
+        `seconds` and `driver`.
     """
-    envs = {game: environment.AtariEnv(game) for game, _ in runs}
-    group = lockstep.Lockstep([envs[game] for game, _ in runs])
-    return group.run([_script(envs[game].rules.rom_id, steps, seed, out,
-                              progress, checkpoints)
-                      for game, seed in runs])
+    if driver not in DRIVERS:
+        raise ValueError(f"driver {driver!r}: choose one of {DRIVERS}")
+    runs = [(games.lookup(game).rom_id, seed) for game, seed in runs]
+    if driver == "lockstep":
+        if checkpoints:
+            raise ValueError("checkpoints are the user driver's; the "
+                             "lock-step screen runs in one sitting")
+        envs = {game: environment.AtariEnv(game) for game, _ in runs}
+        group = lockstep.Lockstep([envs[game] for game, _ in runs])
+        return group.run([_script(game, steps, seed, out, progress)
+                          for game, seed in runs])
+    results = {}
+    for game in dict.fromkeys(game for game, _ in runs):
+        seeds = [seed for g, seed in runs if g == game]
+        done = {seed: _finished(checkpoints, game, seed, steps)
+                for seed in seeds}
+        todo = [seed for seed in seeds if done[seed] is None]
+        ran = _run_user_batch(game, todo, steps, out, progress,
+                              checkpoints) if todo else []
+        results.update({(game, s): r for s, r in done.items() if r})
+        results.update({(game, r["seed"]): r for r in ran})
+    return [results[run] for run in runs]
 
 
 def checkpoint_results(directory: pathlib.Path) -> list[dict]:
@@ -276,7 +525,8 @@ def checkpoint_results(directory: pathlib.Path) -> list[dict]:
 
 def latest_per_run(results: list[dict]) -> list[dict]:
     """One result per (game, seed): a divergence if any run of it found
-    one (the earliest), otherwise the run with the most frames."""
+    one (the earliest), otherwise the user driver's longest run, or the
+    lock-step screen's if it has none."""
     best: dict[tuple[str, int], dict] = {}
     for result in results:
         key = (result["game"], result["seed"])
@@ -287,9 +537,17 @@ def latest_per_run(results: list[dict]) -> list[dict]:
 
 
 def _rank(result: dict) -> tuple:
+    """Lower ranks first: a divergence (the earliest), then runs through
+    the env users step over the lock-step screen's, then the longest."""
     divergence = result["first_divergence"]
     return ((0, divergence) if divergence is not None
-            else (1, -result["steps"]))
+            else (1, driver_of(result) != "user", -result["steps"]))
+
+
+def driver_of(result: dict) -> str:
+    """The driver a result was made with (results saved before the user
+    driver existed were the lock-step one's)."""
+    return result.get("driver", "lockstep")
 
 
 def run(game: str, steps: int, seed: int,
@@ -316,7 +574,10 @@ def _game_status(runs: list[dict]) -> tuple[str, str]:
     seeds = ", ".join(str(r["seed"]) for r in runs)
     steps = min(r["steps"] for r in runs)
     commits = sorted({r["commit"] for r in runs if r.get("commit")})
-    where = f" (at {', '.join(commits)})" if commits else ""
+    drivers = {driver_of(r) for r in runs}
+    through = ("user path" if drivers == {"user"} else "lock-step screen"
+               if drivers == {"lockstep"} else "mixed drivers")
+    where = f" ({through}{', at ' if commits else ''}{', '.join(commits)})"
     bad = [r for r in runs if r["first_divergence"] is not None]
     episodes = sum(r["resets"] for r in runs)
     if not bad:
@@ -394,12 +655,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=pathlib.Path,
                         default=pathlib.Path("parity_out"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--driver", choices=DRIVERS, default="user", help=(
+        "user: each game through the env users step (default); lockstep: "
+        "all games in one batch of the console (DRIVERS)"))
     parser.add_argument("--progress", type=int, default=500, help=(
         "report every N identical frames of each run on stderr (0: never)"))
     args = parser.parse_args(argv)
     runs = [(game, seed) for game in expand_games(args.games)
             for seed in args.seeds]
-    results = run_many(runs, args.steps, args.out, progress=args.progress)
+    results = run_many(runs, args.steps, args.out, progress=args.progress,
+                       driver=args.driver)
     for result in results:
         print(json.dumps(result) if args.json else _describe(result),
               flush=True)

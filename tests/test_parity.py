@@ -1,46 +1,54 @@
-"""The parity tool's own machinery: resuming a run from its checkpoint
-gives the run it would have been, and saved results are read back as the
-table needs them (one per game and seed)."""
+"""The parity tool's own machinery, through the env users step (the
+"user" driver): a run crosses a game over into ALE's next reset, resuming
+from a checkpoint gives the run it would have been, and saved results are
+read back as the table needs them (one per game and seed)."""
 import shutil
 
 import jax
 import numpy as np
 import pytest
 
-from jaxatari import environment, lockstep, parity
+from jaxatari import parity
 
 pytest.importorskip("ale_py")
 
-GAME, SEED = "pong", 0
-HALF, WHOLE = 12, 24
+# Road Runner's first game over under seed 0's random play is at frame 303
+# (ALE alone), so a run of 320 frames compares the episode's last frame,
+# ALE's reset after it and the env's reset state 1; the resumed run's
+# checkpoint (160) is before it.
+GAME, SEED = "road_runner", 0
+HALF, WHOLE = 160, 320
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    """The same run made in one go, and in two sittings at other commits
-    (the first sitting beside the one-go run, in one lock-step batch)."""
+    """The same run made in one go, and in two sittings at two commits."""
     root = tmp_path_factory.mktemp("checkpoints")
     whole = parity.Checkpoints(root / "whole", WHOLE, "one-go")
     resumed = parity.Checkpoints(root / "resumed", HALF, "first")
-    env = environment.AtariEnv(GAME)
-    one_go, first = lockstep.Lockstep([env, env]).run([
-        parity._script(GAME, WHOLE, SEED, None, 0, whole),
-        parity._script(GAME, HALF, SEED, None, 0, resumed)])
+    [one_go] = parity.run_many([(GAME, SEED)], WHOLE, checkpoints=whole)
+    [first] = parity.run_many([(GAME, SEED)], HALF, checkpoints=resumed)
     shutil.copytree(resumed.directory, root / "halfway")
-    second = parity.run_many([(GAME, SEED)], WHOLE,
-                             checkpoints=resumed._replace(commit="second"))[0]
+    [second] = parity.run_many([(GAME, SEED)], WHOLE,
+                               checkpoints=resumed._replace(commit="second"))
     return {"first": first, "second": second, "one_go": one_go,
             "whole": whole, "resumed": resumed,
             "halfway": parity.Checkpoints(root / "halfway")}
+
+
+def test_a_run_through_a_game_over_is_identical(runs):
+    one_go = runs["one_go"]
+    assert one_go["first_divergence"] is None, one_go
+    assert (one_go["steps"], one_go["resets"]) == (WHOLE, 1)
+    assert one_go["driver"] == "user"
 
 
 def test_resumed_run_ends_in_the_same_state(runs):
     ours = runs["resumed"].load(GAME, SEED, ".pkl")
     straight = runs["whole"].load(GAME, SEED, ".pkl")
     assert ours["step"] == straight["step"] == WHOLE
-    for key in straight["console"]:
-        jax.tree.map(np.testing.assert_array_equal, ours["console"][key],
-                     straight["console"][key])
+    jax.tree.map(np.testing.assert_array_equal, ours["state"],
+                 straight["state"])
 
 
 def test_resumed_result_names_both_segments(runs):
@@ -61,8 +69,25 @@ def test_checkpoint_results_lists_runs_in_progress(runs):
     [result] = parity.checkpoint_results(runs["halfway"].directory)
     assert result["in_progress"] and result["steps"] == HALF
     assert result["commits"] == ["first"]
-    table = parity.markdown_table([result], {GAME: "2K"})
+    table = parity.markdown_table([result], {GAME: "4K"})
     assert f"identical: {HALF} frames so far, seeds {SEED}" in table
+
+
+def test_a_lock_step_snapshot_is_refused(tmp_path):
+    checkpoints = parity.Checkpoints(tmp_path, 10, "old")
+    checkpoints.save(GAME, SEED, ".pkl", {
+        "step": 10, "resets": 0, "console": {}, "seconds": 1.0,
+        "commits": ["old"]})
+    with pytest.raises(ValueError, match="lock-step driver"):
+        parity.run_many([(GAME, SEED)], 20, checkpoints=checkpoints)
+
+
+def test_bad_driver_settings_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="choose one of"):
+        parity.run_many([(GAME, SEED)], 1, driver="ale")
+    with pytest.raises(ValueError, match="one sitting"):
+        parity.run_many([(GAME, SEED)], 1, driver="lockstep",
+                        checkpoints=parity.Checkpoints(tmp_path))
 
 
 def test_latest_per_run_keeps_the_longest_or_a_divergence():
@@ -74,3 +99,12 @@ def test_latest_per_run_keeps_the_longest_or_a_divergence():
     assert sorted((r["seed"], r["steps"], r["first_divergence"])
                   for r in kept) == [(0, 5000, None), (1, 300, 120),
                                      (2, 300, None)]
+
+
+def test_the_user_path_outranks_the_lock_step_screen():
+    screen = {"game": GAME, "seed": 0, "steps": 10_000,
+              "first_divergence": None, "resets": 0}   # before drivers
+    user = dict(screen, steps=500, driver="user")
+    assert parity.latest_per_run([screen, user]) == [user]
+    table = parity.markdown_table([user], {GAME: "4K"})
+    assert "identical: 500 frames, seeds 0 (user path)" in table

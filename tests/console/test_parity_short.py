@@ -28,7 +28,8 @@ GAMES = games.ATARI_57 + OWN_HEIGHTS
 @pytest.fixture(scope="module")
 def results() -> dict:
     runs = [(game, SEED) for game in GAMES]
-    return {r["game"]: r for r in parity.run_many(runs, STEPS)}
+    return {r["game"]: r for r in parity.run_many(runs, STEPS,
+                                                  driver="lockstep")}
 
 
 @pytest.mark.parametrize("game", GAMES)
