@@ -485,21 +485,32 @@ class AtariEnv:
         state = jax.tree.map(lambda x: x[index], params.reset_states)
         return self.observation(state, params), state
 
-    @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: EnvState, action: jax.Array,
              params: EnvParams):
         """`frameskip` ALE frames of `action`; auto-reset when done.
 
         `action` indexes `env.action_set`. An index out of range is played
         as NOOP, as ALE plays an illegal action; `checked_step` raises for
-        it instead.
+        it instead. Called outside `jit`, it checks `params` on the host
+        first (under an outer `jit` only their static fields).
 
         Returns:
             (obs, state, reward, done, info) with info = {"lives",
             "episode_frame_number", "terminated", "truncated",
             "applied_actions"}; `applied_actions` is int32[frameskip], the
             ALE action id each emulated frame got after sticky actions.
+
+        Raises:
+            ValueError: params out of range (a frameskip below 1, a repeat
+                probability outside [0, 1], ...: `settings.check_settings`),
+                or booted for other settings.
         """
+        _check_params(params)
+        return self._step(key, state, action, params)
+
+    @functools.partial(jax.jit, static_argnums=(0,))
+    def _step(self, key: jax.Array, state: EnvState, action: jax.Array,
+              params: EnvParams):
         step_key, reset_key = jax.random.split(key)
         obs, state, total, done, info = self.step_env(step_key, state,
                                                       action, params)
@@ -775,7 +786,11 @@ class _EnvDriver(ConsoleDriver):
 
 
 def _check_params(params: EnvParams) -> None:
-    """Refuses params whose cached resets were booted for other settings."""
+    """Refuses params out of range (hand-built ones too; traced fields are
+    not checked) or whose cached resets were booted for other settings."""
+    check_settings({name: getattr(params, name) for name in (
+        "frameskip", "repeat_action_probability",
+        "max_num_frames_per_episode", "obs_type")})
     if params.reset_states is None:
         raise ValueError("params have no reset states; build them with "
                          "env.default_params() or env.make_params(...)")

@@ -195,6 +195,24 @@ def test_params_for_other_settings_are_refused(no_boot):
         env.reset(jax.random.key(0), environment.EnvParams())
 
 
+@pytest.mark.parametrize("field, value, named", [
+    ("frameskip", 0, "frameskip"),
+    ("repeat_action_probability", 1.5, "repeat_action_probability"),
+    ("max_num_frames_per_episode", -1, "max_num_frames_per_episode"),
+    ("obs_type", "pixels", "obs_type")])
+def test_hand_built_params_are_checked_before_a_step(no_boot, field, value,
+                                                     named):
+    """`params.replace` skips `make`'s checks; `step` and `reset` still
+    refuse the value on the host, before anything is traced."""
+    import jax
+    env, params = environment.make("breakout")
+    bad = params.replace(**{field: value})
+    with pytest.raises(ValueError, match=named):
+        env.step(jax.random.key(0), None, 0, bad)
+    with pytest.raises(ValueError, match=named):
+        env.reset(jax.random.key(0), bad)
+
+
 @pytest.fixture
 def boot_fails(monkeypatch):
     """Any boot fails the test: errors must come before it."""
