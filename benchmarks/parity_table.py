@@ -20,8 +20,8 @@ With `--checkpoints`, every run saves its progress there each `--every`
 frames and a run started again resumes from it (`parity.Checkpoints`), so
 the 10,000-frame bar can be reached over several sittings;
 `--from-checkpoints` lists the runs there, ended or so far. A game's row
-prefers the user driver's runs to the lock-step screen's
-(`parity.latest_per_run`), and names which made it.
+keeps each seed's longest run, the user driver's at equal length
+(`parity.latest_per_run`), and names the driver that made it.
 """
 
 from __future__ import annotations
@@ -120,10 +120,13 @@ def summary(results: list[dict], order: list[str]) -> str:
     at_bar = [g for g, runs in ran.items() if g not in bad
               and len({r["seed"] for r in runs}) >= BAR_SEEDS
               and min(r["steps"] for r in runs) >= BAR_FRAMES]
+    through_user = [g for g in at_bar if all(
+        parity.driver_of(r) == "user" for r in ran[g])]
     return (f"Of {len(order)} ROMs, {len(ran)} have runs: "
             f"{len(ran) - len(bad)} identical in all of them "
             f"({len(at_bar)} at the bar of {BAR_FRAMES:,} frames on "
-            f"{BAR_SEEDS} seeds), {len(bad)} diverging"
+            f"{BAR_SEEDS} seeds, {len(through_user)} of them through the "
+            f"user path), {len(bad)} diverging"
             f"{' (' + ', '.join(bad) + ')' if bad else ''}; "
             f"{len(order) - len(ran)} have no run (see their notes). "
             "Runs at different commits are marked with theirs.\n\n")

@@ -537,11 +537,11 @@ def latest_per_run(results: list[dict]) -> list[dict]:
 
 
 def _rank(result: dict) -> tuple:
-    """Lower ranks first: a divergence (the earliest), then runs through
-    the env users step over the lock-step screen's, then the longest."""
+    """Lower ranks first: a divergence (the earliest), then the longest,
+    the user driver's before the lock-step screen's at equal length."""
     divergence = result["first_divergence"]
     return ((0, divergence) if divergence is not None
-            else (1, driver_of(result) != "user", -result["steps"]))
+            else (1, -result["steps"], driver_of(result) != "user"))
 
 
 def driver_of(result: dict) -> str:

@@ -101,10 +101,12 @@ def test_latest_per_run_keeps_the_longest_or_a_divergence():
                                      (2, 300, None)]
 
 
-def test_the_user_path_outranks_the_lock_step_screen():
+def test_the_user_path_outranks_the_lock_step_screen_at_equal_length():
     screen = {"game": GAME, "seed": 0, "steps": 10_000,
               "first_divergence": None, "resets": 0}   # before drivers
-    user = dict(screen, steps=500, driver="user")
+    user = dict(screen, driver="user")
+    shorter = dict(user, steps=500)
     assert parity.latest_per_run([screen, user]) == [user]
+    assert parity.latest_per_run([screen, shorter]) == [screen]
     table = parity.markdown_table([user], {GAME: "4K"})
-    assert "identical: 500 frames, seeds 0 (user path)" in table
+    assert "identical: 10,000 frames, seeds 0 (user path)" in table
