@@ -10,11 +10,23 @@ score, its return re-measured on 64 fresh episodes (sampled actions,
 keys not used in training), and the population's median last score.
 
 `hypertrick`: for each master seed, HyperTrick with a budget of B
-configurations against random search training B configurations from the
-same prior to the end: each method's best configuration's last-phase
-score and the total frames each spent.
+configurations (8 slots, P phases of U updates, evicting the bottom
+fraction F of each phase's recorded scores) against random search
+training S configurations from the same prior to the end (S = B unless
+`--search-budget`). Both draw their configurations with the same master
+seed the same way, so configuration c is the same hyperparameters and
+`agent.init` key in both, and B >= S makes random search's S
+configurations the first S of HyperTrick's. Each method's best
+configuration is chosen by its last-phase training score (HyperTrick:
+among the configurations that finished) and re-measured on 64 fresh
+episodes, the same episodes for both (`fresh_returns`): the training
+score is a max over noisy scores and biased upward the more
+configurations it is taken over. The figures per seed: both scores, the
+fresh return's standard error, the frames each method stepped, and how
+many phases HyperTrick gave random search's winner.
 
-Prints one JSON line per run and a summary line per method.
+Prints one JSON line per run and a summary line per method; for
+`hypertrick` also a `hypertrick_vs_random` line (`compare`).
 
 `atari-cost`: the population's own cost on the Atari preset: 16 A2C
 members of N envs each (one vmapped program) against one member of 16N
@@ -22,6 +34,8 @@ envs, frames/s of each, and the bytes of one member's state.
 
 Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4]
        python benchmarks/population.py hypertrick [--seeds 0 1 2 3 4]
+           [--budget 32] [--search-budget 32] [--phases 4]
+           [--phase-updates 250] [--eviction-fraction 0.5]
        python benchmarks/population.py atari-cost [--members 16]
            [--envs-each 1] [--updates 2]
 """
@@ -46,6 +60,8 @@ MEMBERS, READY, GENERATIONS = 16, 200, 15
 
 
 def agent(updates: int) -> core.Agent:
+    """A2C on CartPole-v1 (8 envs x 5 steps, no annealing) sized for
+    `updates` updates."""
     env, params = gymnax.make("CartPole-v1")
     config = a2c.A2CConfig(num_envs=8, num_steps=5, anneal_lr=False,
                            life_loss_terminal=False,
@@ -53,16 +69,31 @@ def agent(updates: int) -> core.Agent:
     return a2c.make(config, env, params)
 
 
-def fresh_return(agent: core.Agent, params: Any, seed: int) -> float:
-    """Mean return of 64 fresh episodes of a member's sampled policy."""
+def fresh_returns(agent: core.Agent, params: Any, seed: int) -> jax.Array:
+    """Returns of 64 fresh episodes of a member's sampled policy (keys
+    not used in training; the same episodes' keys for every member of a
+    seed)."""
     env = core.BatchedEnv(agent.env.env, agent.env.params, 64, False)
     policy = es.make_policy(agent.network, greedy=False)
     returns, _ = jax.jit(lambda p, k: es.rollout_returns(
         env, policy, p, k, 500))(params, jax.random.key(10_000 + seed))
-    return float(jnp.mean(returns))
+    return returns
+
+
+def fresh_figures(agent: core.Agent, params: Any,
+                  seed: int) -> dict[str, float]:
+    """`best_fresh_return` (the mean of 64 fresh episodes) and
+    `best_fresh_stderr` (its standard error)."""
+    returns = np.asarray(fresh_returns(agent, params, seed), np.float64)
+    return {"best_fresh_return": float(returns.mean()),
+            "best_fresh_stderr": float(returns.std(ddof=1)
+                                       / np.sqrt(returns.size))}
 
 
 def run_pbt(seed: int, search: bool) -> dict[str, Any]:
+    """PBT (or, with `search`, random search: exploit and explore off)
+    for one master seed: its best member by last score, re-measured on
+    fresh episodes, the population's median and its frames."""
     learner = agent(READY * GENERATIONS)
     config = pbt.PBTConfig(members=MEMBERS, ready_updates=READY,
                            generations=GENERATIONS, score_window=50,
@@ -78,38 +109,86 @@ def run_pbt(seed: int, search: bool) -> dict[str, Any]:
     return {"benchmark": "pbt", "method": "random" if search else "pbt",
             "seed": seed, "best_member": best,
             "best_score": float(scores[best]),
-            "best_fresh_return": fresh_return(learner, params, seed),
+            **fresh_figures(learner, params, seed),
             "median_score": float(np.nanmedian(scores)),
             "frames": frames, "seconds": round(seconds, 1),
             "best_learning_rate": float(
                 state.members.hparams.learning_rate[best])}
 
 
-def run_hypertrick(seed: int, budget: int, phases: int,
-                   phase_updates: int) -> list[dict[str, Any]]:
-    learner = agent(phases * phase_updates)
-    ht = hypertrick.HyperTrickConfig(members=8, budget=budget,
-                                     phases=phases,
-                                     phase_updates=phase_updates,
-                                     score_window=50)
-    _, metrics = jax.jit(hypertrick.make_train(ht, learner, SPACE))(
-        jax.random.key(seed))
+def hypertrick_run(seed: int, ht: hypertrick.HyperTrickConfig,
+                   learner: core.Agent) -> dict[str, Any]:
+    """One HyperTrick schedule: its best finished configuration by
+    last-phase score, re-measured on fresh episodes, and its frames."""
+    begin = time.perf_counter()
+    state, metrics = jax.block_until_ready(jax.jit(
+        hypertrick.make_train(ht, learner, SPACE))(jax.random.key(seed)))
+    seconds = time.perf_counter() - begin
     summary = hypertrick.summarise(ht, metrics)
+    table = jax.device_get(metrics["configurations"])
+    return {"benchmark": "hypertrick", "method": "hypertrick",
+            "seed": seed, "budget": ht.budget, "phases": ht.phases,
+            "phase_updates": ht.phase_updates,
+            "eviction_fraction": ht.eviction_fraction,
+            "best_config": summary["best_config"],
+            "best_score": summary["best_score"],
+            **fresh_figures(learner, state.best.params, seed),
+            "frames": summary["frames_spent"],
+            "frames_full_training": summary["frames_full_training"],
+            "evicted": summary["evicted"], "finished": summary["finished"],
+            "phases_reached": table["phases_reached"].tolist(),
+            "seconds": round(seconds, 1)}
+
+
+def search_run(seed: int, budget: int, phases: int, phase_updates: int,
+               learner: core.Agent) -> dict[str, Any]:
+    """Random search: `budget` configurations trained to the end (PBT
+    with exploit and explore off); its best by last score, re-measured
+    on fresh episodes, and its frames."""
     search = pbt.PBTConfig(members=budget, ready_updates=phase_updates,
                            generations=phases, score_window=50,
                            exploit=False, explore=False)
-    _, searched = jax.jit(pbt.make_train(search, learner, SPACE))(
-        jax.random.key(seed))
-    last = np.asarray(searched["scores"][-1])
-    frames = int(np.sum(np.asarray(searched["frames"][-1], np.int64)))
-    return [{"benchmark": "hypertrick", "method": "hypertrick",
-             "seed": seed, "best_score": summary["best_score"],
-             "frames": summary["frames_spent"],
-             "frames_full_training": summary["frames_full_training"],
-             "evicted": summary["evicted"], "budget": budget},
-            {"benchmark": "hypertrick", "method": "random", "seed": seed,
-             "best_score": float(np.nanmax(last)), "frames": frames,
-             "budget": budget}]
+    begin = time.perf_counter()
+    state, metrics = jax.block_until_ready(jax.jit(
+        pbt.make_train(search, learner, SPACE))(jax.random.key(seed)))
+    seconds = time.perf_counter() - begin
+    last = np.asarray(metrics["scores"][-1])
+    best = int(np.nanargmax(last))
+    params = jax.tree.map(lambda x: x[best], state.members.params)
+    return {"benchmark": "hypertrick", "method": "random", "seed": seed,
+            "budget": budget, "best_config": best,
+            "best_score": float(last[best]),
+            **fresh_figures(learner, params, seed),
+            "frames": int(np.sum(np.asarray(metrics["frames"][-1],
+                                            np.int64))),
+            "seconds": round(seconds, 1)}
+
+
+def run_hypertrick(seed: int, budget: int, phases: int, phase_updates: int,
+                   eviction_fraction: float = 0.5,
+                   search_budget: int | None = None
+                   ) -> list[dict[str, Any]]:
+    """HyperTrick with `budget` configurations against random search with
+    `search_budget` (default `budget`), one master seed.
+
+    Returns:
+        The HyperTrick row (with `search_best_phases_reached`: the phases
+        HyperTrick gave random search's best configuration, when it drew
+        it) and the random-search row.
+    """
+    learner = agent(phases * phase_updates)
+    ht = hypertrick.HyperTrickConfig(
+        members=8, budget=budget, phases=phases,
+        phase_updates=phase_updates, eviction_fraction=eviction_fraction,
+        score_window=50)
+    mine = hypertrick_run(seed, ht, learner)
+    searched = search_run(seed, search_budget or budget, phases,
+                          phase_updates, learner)
+    reached = mine.pop("phases_reached")
+    winner = searched["best_config"]
+    mine["search_best_phases_reached"] = (reached[winner]
+                                          if winner < budget else None)
+    return [mine, searched]
 
 
 def atari_cost(game: str, members: int, envs_each: int,
@@ -157,6 +236,8 @@ def atari_cost(game: str, members: int, envs_each: int,
 
 
 def summarise(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
+    """Prints a summary line per method: each key's mean, std (over
+    seeds, population std) and per-seed values."""
     for method in sorted({row["method"] for row in rows}):
         mine = [row for row in rows if row["method"] == method]
         summary = {"summary": mine[0]["benchmark"], "method": method,
@@ -170,7 +251,34 @@ def summarise(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
         print(json.dumps(summary), flush=True)
 
 
+def compare(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """HyperTrick against random search, seed by seed: the seeds where
+    HyperTrick's best is at least as good (by training score; by fresh
+    return; by fresh return within two standard errors of the
+    difference) and the fraction of random search's frames it spent."""
+    pairs = [(ht, rs) for ht in rows for rs in rows
+             if ht["method"] == "hypertrick" and rs["method"] == "random"
+             and ht["seed"] == rs["seed"]]
+    margins = [2 * float(np.hypot(ht["best_fresh_stderr"],
+                                  rs["best_fresh_stderr"]))
+               for ht, rs in pairs]
+    ratios = [ht["frames"] / rs["frames"] for ht, rs in pairs]
+    return {
+        "summary": "hypertrick_vs_random", "seeds": len(pairs),
+        "score_at_least": sum(ht["best_score"] >= rs["best_score"]
+                              for ht, rs in pairs),
+        "fresh_at_least": sum(ht["best_fresh_return"]
+                              >= rs["best_fresh_return"]
+                              for ht, rs in pairs),
+        "fresh_within_2se_or_better": sum(
+            ht["best_fresh_return"] >= rs["best_fresh_return"] - margin
+            for (ht, rs), margin in zip(pairs, margins)),
+        "frames_ratio": {"mean": round(float(np.mean(ratios)), 3),
+                         "per_seed": [round(r, 3) for r in ratios]}}
+
+
 def main() -> None:
+    """Parses the command line and runs the chosen benchmark."""
     top = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     top.add_argument("mode", choices=["pbt", "hypertrick", "atari-cost"])
     top.add_argument("--game", default="pong")
@@ -181,6 +289,10 @@ def main() -> None:
     top.add_argument("--budget", type=int, default=32)
     top.add_argument("--phases", type=int, default=4)
     top.add_argument("--phase-updates", type=int, default=500)
+    top.add_argument("--eviction-fraction", type=float, default=0.5)
+    top.add_argument("--search-budget", type=int, default=None,
+                     help="random search's configurations (default: "
+                          "--budget)")
     args = top.parse_args()
     if args.mode == "atari-cost":
         for row in atari_cost(args.game, args.members, args.envs_each,
@@ -193,13 +305,17 @@ def main() -> None:
             new = [run_pbt(seed, search=False), run_pbt(seed, search=True)]
         else:
             new = run_hypertrick(seed, args.budget, args.phases,
-                                 args.phase_updates)
+                                 args.phase_updates, args.eviction_fraction,
+                                 args.search_budget)
         for row in new:
             print(json.dumps(row), flush=True)
         rows += new
     keys = (("best_fresh_return", "median_score", "frames")
-            if args.mode == "pbt" else ("best_score", "frames"))
+            if args.mode == "pbt"
+            else ("best_score", "best_fresh_return", "frames"))
     summarise(rows, keys)
+    if args.mode == "hypertrick":
+        print(json.dumps(compare(rows)), flush=True)
 
 
 if __name__ == "__main__":

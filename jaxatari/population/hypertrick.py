@@ -23,11 +23,13 @@ follows is our reading, not a transcription:
   and rank k (0 the worst; ties ranked by configuration index, the
   earlier ranking higher; NaN, no finished episode, lowest), it is
   evicted if `k + 1 <= floor(eviction_fraction * n)`. The first to
-  report at a phase is never evicted, and the best of a boundary's
-  reporters never is, so some configuration always finishes. Early
-  reporters face a short, easy history and late ones the whole table:
-  the rule is asynchronous successive halving (ASHA-like) without
-  promotion rungs.
+  report at a phase is never evicted, nor the best of the first
+  boundary's reporters at that phase (k = n - 1), so some configuration
+  always finishes. A later boundary's best reporter can be evicted: it
+  ranks against the whole history, and if the earlier scores at that
+  phase are all higher it is in the bottom fraction. Early reporters
+  face a short, easy history and late ones the whole table: the rule is
+  asynchronous successive halving (ASHA-like) without promotion rungs.
 * No weights are copied (unlike PBT). An evicted configuration's slot
   restarts with the next configuration from the budget, fresh parameters
   from `agent.init` with that configuration's own key: a `jnp.where(

@@ -83,6 +83,25 @@ def test_evictions_on_a_known_history():
     np.testing.assert_array_equal(evicted, [True, True, True, False])
 
 
+def test_a_later_boundary_can_evict_all_its_reporters():
+    """Configs 0-3 recorded 10-13 at phase 0 earlier; configs 4 and 5
+    now report 1 and 2 there: 6 ranked, floor(0.5 * 6) = 3, and even the
+    better of the two (k = 1) is in the bottom half. Only the first
+    boundary's best reporter at a phase is safe."""
+    scores = jnp.array([[10.0, NAN], [11.0, NAN], [12.0, NAN],
+                        [13.0, NAN], [1.0, NAN], [2.0, NAN]])
+    phases = jnp.array([1, 1, 1, 1, 1, 1])
+    evicted = hypertrick.evictions(scores, phases, jnp.array([4, 5]),
+                                   jnp.array([True, True]), 0.5)
+    np.testing.assert_array_equal(evicted, [True, True])
+    # Had all six reported at one boundary, the bottom three (1, 2 and
+    # 10) would go and the best (13) would stay.
+    first = hypertrick.evictions(scores, phases, jnp.arange(6),
+                                 jnp.ones(6, bool), 0.5)
+    np.testing.assert_array_equal(first, [True, False, False, False,
+                                          True, True])
+
+
 def test_the_last_phase_finishes_never_evicts():
     scores = jnp.array([[5.0, 5.0], [1.0, 1.0]])
     phases = jnp.array([2, 2])
