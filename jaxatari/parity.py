@@ -518,7 +518,8 @@ def checkpoint_results(directory: pathlib.Path) -> list[dict]:
                       "steps": saved["step"], "first_divergence": None,
                       "resets": saved["resets"],
                       "seconds": round(saved["seconds"], 1),
-                      "commits": saved["commits"], "in_progress": True}
+                      "commits": saved["commits"], "in_progress": True,
+                      "driver": saved.get("driver", "lockstep")}
         results.append(result)
     return results
 
