@@ -90,6 +90,30 @@ def fresh_figures(agent: core.Agent, params: Any,
                                        / np.sqrt(returns.size))}
 
 
+def best_by_last_score(config: pbt.PBTConfig, learner: core.Agent,
+                       seed: int) -> tuple[dict[str, Any], Any, np.ndarray]:
+    """Trains one population (PBT, or random search with exploit and
+    explore off) and picks its best member by last score.
+
+    Returns:
+        The row's fields (`best_member`, `best_score`, the fresh-episode
+        figures of that member, `frames`, `seconds`), the final state and
+        the members' last scores.
+    """
+    train = jax.jit(pbt.make_train(config, learner, SPACE))
+    begin = time.perf_counter()
+    state, metrics = jax.block_until_ready(train(jax.random.key(seed)))
+    seconds = time.perf_counter() - begin
+    scores = np.asarray(metrics["scores"][-1])
+    best = int(np.nanargmax(scores))
+    params = jax.tree.map(lambda x: x[best], state.members.params)
+    return ({"best_member": best, "best_score": float(scores[best]),
+             **fresh_figures(learner, params, seed),
+             "frames": int(np.sum(np.asarray(metrics["frames"][-1],
+                                             np.int64))),
+             "seconds": round(seconds, 1)}, state, scores)
+
+
 def run_pbt(seed: int, search: bool) -> dict[str, Any]:
     """PBT (or, with `search`, random search: exploit and explore off)
     for one master seed: its best member by last score, re-measured on
@@ -98,22 +122,12 @@ def run_pbt(seed: int, search: bool) -> dict[str, Any]:
     config = pbt.PBTConfig(members=MEMBERS, ready_updates=READY,
                            generations=GENERATIONS, score_window=50,
                            exploit=not search, explore=not search)
-    train = jax.jit(pbt.make_train(config, learner, SPACE))
-    begin = time.perf_counter()
-    state, metrics = jax.block_until_ready(train(jax.random.key(seed)))
-    seconds = time.perf_counter() - begin
-    scores = np.asarray(metrics["scores"][-1])
-    best = int(np.nanargmax(scores))
-    params = jax.tree.map(lambda x: x[best], state.members.params)
-    frames = int(np.sum(np.asarray(metrics["frames"][-1], np.int64)))
+    row, state, scores = best_by_last_score(config, learner, seed)
     return {"benchmark": "pbt", "method": "random" if search else "pbt",
-            "seed": seed, "best_member": best,
-            "best_score": float(scores[best]),
-            **fresh_figures(learner, params, seed),
+            "seed": seed, **row,
             "median_score": float(np.nanmedian(scores)),
-            "frames": frames, "seconds": round(seconds, 1),
-            "best_learning_rate": float(
-                state.members.hparams.learning_rate[best])}
+            "best_learning_rate": float(state.members.hparams.learning_rate[
+                row["best_member"]])}
 
 
 def hypertrick_run(seed: int, ht: hypertrick.HyperTrickConfig,
@@ -148,20 +162,10 @@ def search_run(seed: int, budget: int, phases: int, phase_updates: int,
     search = pbt.PBTConfig(members=budget, ready_updates=phase_updates,
                            generations=phases, score_window=50,
                            exploit=False, explore=False)
-    begin = time.perf_counter()
-    state, metrics = jax.block_until_ready(jax.jit(
-        pbt.make_train(search, learner, SPACE))(jax.random.key(seed)))
-    seconds = time.perf_counter() - begin
-    last = np.asarray(metrics["scores"][-1])
-    best = int(np.nanargmax(last))
-    params = jax.tree.map(lambda x: x[best], state.members.params)
+    row, _, _ = best_by_last_score(search, learner, seed)
+    row["best_config"] = row.pop("best_member")
     return {"benchmark": "hypertrick", "method": "random", "seed": seed,
-            "budget": budget, "best_config": best,
-            "best_score": float(last[best]),
-            **fresh_figures(learner, params, seed),
-            "frames": int(np.sum(np.asarray(metrics["frames"][-1],
-                                            np.int64))),
-            "seconds": round(seconds, 1)}
+            "budget": budget, **row}
 
 
 def run_hypertrick(seed: int, budget: int, phases: int, phase_updates: int,
