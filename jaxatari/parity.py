@@ -136,9 +136,10 @@ class Checkpoints(NamedTuple):
     Each (game, seed) run saves a snapshot of both sides every `every`
     compared frames (`GAME_seedS.pkl`: our env's whole `EnvState`, ALE's
     being replayed from its seed, which is cheap), and its result when it
-    ends (`GAME_seedS.json`). Only the user driver saves them. A run started again resumes from its
-    snapshot, and a finished one returns its result. `commit` names the
-    code a segment ran at; a result lists every segment's.
+    ends (`GAME_seedS.json`); only the user driver saves them. A run
+    started again resumes from its snapshot, and a finished one returns
+    its result. `commit` names the code a segment ran at; a result lists
+    every segment's.
     """
     directory: pathlib.Path
     every: int = 500
@@ -178,46 +179,26 @@ def _finished(checkpoints: Checkpoints | None, game: str, seed: int,
 def _script(game: str, steps: int, seed: int, out: pathlib.Path | None,
             progress: int):
     """The parity run of one (game, seed), as a `lockstep` script (the
-    quick screen: no checkpoints; `_UserRun` plays the same sequence)."""
+    quick screen: no checkpoints), playing `_Run`'s sequence."""
 
     def script(handle: lockstep.Handle) -> dict:
-        started = time.perf_counter()
-        ale = boot_both(handle, game, seed)
-        rng = np.random.RandomState(seed)
-        actions = handle.rules.minimal_actions
-        result = {"game": game, "seed": seed, "steps": steps,
-                  "first_divergence": None, "resets": 0,
-                  "driver": "lockstep"}
-        ours = theirs = (0, False)
-        for step in range(steps + 1):
-            diff = compare(
-                {"ram": handle.ram()[:128], "screen": handle.screen(),
-                 "reward": ours[0], "game_over": ours[1],
-                 "lives": handle.lives},
-                {"ram": ale.getRAM(), "screen": ale.getScreen(),
-                 "reward": theirs[0], "game_over": theirs[1],
-                 "lives": ale.lives()})
-            if _diverged(diff):
-                result.update(first_divergence=step, **diff)
-                if out is not None:
-                    _save_screens(out, f"{game}_seed{seed}_step{step}",
-                                  handle.screen(), ale.getScreen())
-                break
-            if step == steps:
-                break
-            if progress and step and step % progress == 0:
-                print(json.dumps({"game": game, "seed": seed,
-                                  "identical_through": step}),
-                      file=sys.stderr, flush=True)
-            if theirs[1]:
-                result["resets"] += 1
-                reset_both(ale, handle, result["resets"])
-                ours = theirs = (0, False)
-                continue
-            action = int(actions[rng.randint(len(actions))])
-            theirs, ours = act_both(ale, handle, action)
-        result["seconds"] = round(time.perf_counter() - started, 1)
-        return result
+        run = _Run(game, seed, steps, None, None, out, progress,
+                   "lockstep", boot_both(handle, game, seed))
+        ours = (0, False)
+        while not run.check({"ram": handle.ram()[:128],
+                             "screen": handle.screen(), "reward": ours[0],
+                             "game_over": ours[1], "lives": handle.lives},
+                            None):
+            index, run.step = run.draw(), run.step + 1
+            if index is None:
+                environment.reset_game(handle.rules, handle.env.mode,
+                                       handle, run.result["resets"])
+                ours = (0, False)
+            else:
+                run.act(index)
+                handle.frames(run.actions[index], 0, 1)
+                ours = (handle.reward, handle.terminal)
+        return run.result
 
     return script
 
@@ -307,26 +288,27 @@ def _set_lane(states: Any, lane: jax.Array, state: Any) -> Any:
                         state)
 
 
-class _UserRun:
-    """One (game, seed) run of `_run_user_batch`: ALE, the action draws,
-    the result so far and the step the run stands at, with the same
-    sequence as the lock-step `_script`."""
+class _Run:
+    """One (game, seed) run, either driver's: ALE, the action draws, the
+    comparison, checkpoints and the result so far, and the step the run
+    stands at. Each step: `check` the frame, then `draw` the move (a reset
+    after ALE's game over, or an action to `act` in both)."""
 
     def __init__(self, game: str, seed: int, steps: int, saved: dict | None,
                  checkpoints: Checkpoints | None, out: pathlib.Path | None,
-                 progress: int):
+                 progress: int, driver: str = "user", ale: Any = None):
         self.game, self.seed, self.steps = game, seed, steps
         self.saved, self.checkpoints = saved, checkpoints
         self.out, self.progress = out, progress
         self.start = self.step = saved["step"] if saved else 0
         self.started = time.perf_counter() - (saved["seconds"] if saved
                                               else 0)
-        self.ale = make_ale(game, seed)
+        self.ale = make_ale(game, seed) if ale is None else ale
         self.rng = np.random.RandomState(seed)
         self.actions = [int(a) for a in games.lookup(game).minimal_actions]
         self.result = {"game": game, "seed": seed, "steps": steps,
                        "first_divergence": None, "resets": 0,
-                       "driver": "user"}
+                       "driver": driver}
         self.theirs, self.ended = (0, False), False
         for _ in range(self.start):   # ALE alone, to the checkpoint
             index = self.draw()
@@ -349,9 +331,10 @@ class _UserRun:
         self.theirs = (int(self.ale.act(self.actions[index])),
                        bool(self.ale.game_over()))
 
-    def check(self, ours: dict, state: Callable[[], Any]) -> bool:
+    def check(self, ours: dict, state: Callable[[], Any] | None) -> bool:
         """Compare this step's frame, save a checkpoint when one is due
-        (`state()` gives ours); True when the run has ended."""
+        (`state()` gives ours; only with checkpoints); True when the run
+        has ended."""
         ale = self.ale
         diff = compare(ours, {
             "ram": ale.getRAM(), "screen": ale.getScreen(),
@@ -389,7 +372,7 @@ class _UserRun:
         return True
 
 
-def _first_states(runs: list[_UserRun], resets: ResetStates,
+def _first_states(runs: list[_Run], resets: ResetStates,
                   programs: UserPrograms) -> tuple[Any, list[dict]]:
     """Each run's state at its start (reset 0, or its checkpoint's) as one
     batch, and what `compare` reads of each."""
@@ -417,10 +400,11 @@ def _run_user_batch(game: str, seeds: list[int], steps: int,
     """The runs of one game's seeds, through the env users step."""
     resets = ResetStates(game)
     programs = user_programs(resets.env)
-    runs = [_UserRun(game, seed, steps, checkpoints and checkpoints.load(
+    runs = [_Run(game, seed, steps, checkpoints and checkpoints.load(
         game, seed, ".pkl"), checkpoints, out, progress) for seed in seeds]
     states, seen = _first_states(runs, resets, programs)
     keys = jax.random.split(jax.random.key(0), len(runs))
+    step_params = resets[0]   # `step_env` reads no reset state
     while not all(run.ended for run in runs):
         actions, active = np.zeros(len(runs), np.int32), [False] * len(runs)
         for lane, run in enumerate(runs):
@@ -438,7 +422,7 @@ def _run_user_batch(game: str, seeds: list[int], steps: int,
                 actions[lane], active[lane] = action, True
         if any(active):   # ALE's frames while ours run
             states, observed = programs.frames(keys, states, actions,
-                                               np.array(active), resets[0])
+                                               np.array(active), step_params)
             for lane in np.flatnonzero(active):
                 runs[lane].act(int(actions[lane]))
             observed = jax.device_get(observed)
@@ -526,8 +510,8 @@ def checkpoint_results(directory: pathlib.Path) -> list[dict]:
 
 def latest_per_run(results: list[dict]) -> list[dict]:
     """One result per (game, seed): a divergence if any run of it found
-    one (the earliest), otherwise the user driver's longest run, or the
-    lock-step screen's if it has none."""
+    one (the earliest), otherwise the run with the most frames (the user
+    driver's if both drivers reached as many)."""
     best: dict[tuple[str, int], dict] = {}
     for result in results:
         key = (result["game"], result["seed"])
