@@ -24,7 +24,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxatari import cart, console, games
+from jaxatari import cart, console, games, system_rng
 
 GAMES = ("pong breakout seaquest space_invaders ms_pacman freeway enduro "
          "boxing asterix alien amidar bowling frostbite kangaroo riverraid "
@@ -49,7 +49,7 @@ def _batch(names: list[str], copies: int):
         fire=jnp.zeros((size, 2), jnp.int32),
         paddle_needed=jnp.full((size, 4), -2, jnp.int32))
     state = jax.jit(jax.vmap(lambda b: console.system_reset(
-        b, console.power_on(b), console.reset_timer(1))))(board)
+        b, console.power_on(b), system_rng.reset_timer(1))))(board)
     return board, state, inputs
 
 

@@ -46,7 +46,7 @@ structure is static: a part is None unless the program is built for it
   the write port returns the ROM byte under it and changes nothing; a write
   to the read port does nothing. Stella's constructor leaves the RAM unset
   and every ``System::reset`` refills it with 128 draws of the system
-  generator, after the RIOT's timer draw (`console.reset_inputs`). Bank 1
+  generator, after the RIOT's timer draw (`system_rng.reset_inputs`). Bank 1
   (F8SC) / 0 (F6SC) after reset.
 * ``DPC`` (Pitfall II): F8 banking of the 8 KiB program ROM, bank 1 after
   reset, plus the DPC chip at offsets $000-$07F (`dpc.py`); its 2 KiB
@@ -483,7 +483,7 @@ def reset_chips(chips: CartChips, ram: jax.Array | None) -> CartChips:
     if chips.ram is not None:
         if ram is None:
             raise TypeError("a program with Superchip RAM needs the reset's "
-                            "RAM draws: pass console.reset_inputs(...)")
+                            "RAM draws: pass system_rng.reset_inputs(...)")
         chips = chips.replace(ram=jnp.asarray(ram, jnp.uint8))
     if chips.dpc is not None:
         chips = chips.replace(dpc=dpc_chip.reset(chips.dpc))

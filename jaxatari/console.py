@@ -57,7 +57,9 @@ access of a console not running (`cpu6502.step`'s `enabled`), and screen
 rows have the row writes' own enable. The inner loop over an instruction's
 logged TIA writes is predicated on the batch the same way. A batch thus
 costs as many iterations as its longest frame, and each iteration is plain
-elementwise work over the batch.
+elementwise work over the batch. A vmap around that (a population of
+batches, members x envs) joins the batch (`_batch_program`): M batches of
+B run as one batch of M*B, so the batch-wide conds below stay conds.
 
 Work that no console of the batch needs is skipped by a `lax.cond` on a
 batch-wide flag (`bus.when_any`; a per-console flag would turn the cond into
@@ -95,15 +97,16 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import bus, cpu6502, dpc, lowering, riot, tia, tia_log, updates
+from jaxatari import (bus, cpu6502, dpc, lowering, riot, tia, tia_log,
+                      tia_rows, updates)
+from jaxatari.system_rng import (RAM_DRAWS, ResetInputs, reset_timer,
+                                 system_draws)
 
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
-SYSTEM_SEED = 4753849
 # `compacted_size`: smaller batches draw all (and on the CPU, their frame
 # loop is one kernel: `updates`).
 COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
@@ -243,78 +246,6 @@ def widen_board(board: Board, features: Features) -> Board:
     if union_features([board.features, features]) != features:
         raise ValueError(f"cannot narrow {board.features} to {features}")
     return board.replace(features=features)
-
-
-def system_draws(count: int) -> np.ndarray:
-    """The first `count` outputs of Stella's system generator (mt19937)."""
-    rng = np.random.RandomState(SYSTEM_SEED)
-    return rng._bit_generator.random_raw(count).astype(np.uint32)
-
-
-def riot_timer(draw: int) -> int:
-    """The timer value `M6532::reset` derives from one generator draw."""
-    return 25 + int(draw) % 75
-
-
-def _reset_draw_index(resets: int, cart_ram: bool) -> int:
-    """Where the `resets`-th reset's draws start in the generator's output.
-
-    The construction takes the 128 RIOT RAM bytes and the RIOT timer
-    (reset 0); each `System::reset` then takes the timer (the RIOT is reset
-    first) and, for a Superchip cart (reset last), 128 cart RAM bytes.
-    """
-    if resets == 0:
-        return RAM_DRAWS
-    per_reset = 1 + (cartridge.RAM_SIZE if cart_ram else 0)
-    return RAM_DRAWS + 1 + (resets - 1) * per_reset
-
-
-def reset_timer(resets: int, cart_ram: bool = False) -> int:
-    """The RIOT timer of the console's `resets`-th `System::reset`.
-
-    Stella's system generator gives the 128 RAM bytes, then one draw per
-    reset of the RIOT: 0 is the construction (`power_on`), then one per
-    `System::reset` (ale-facts §1.4), followed by 128 for the cart RAM of a
-    Superchip cart.
-    """
-    index = _reset_draw_index(resets, cart_ram)
-    return riot_timer(system_draws(index + 1)[index])
-
-
-class ResetInputs(NamedTuple):
-    """What a `System::reset` takes from outside the console.
-
-    Attributes:
-        timer: int32, the RIOT timer drawn for it.
-        cart_ram: uint8[128], the Superchip RAM drawn for it (zeros for
-            other carts).
-        pal: bool, the display format the TIA is reset to (ALE's detected
-            format; NTSC before detection).
-    """
-    timer: jax.Array
-    cart_ram: jax.Array
-    pal: jax.Array
-
-
-def reset_inputs(resets: int, cart_ram: bool = False,
-                 pal: bool = False) -> ResetInputs:
-    """The draws of the console's `resets`-th `System::reset` (>= 1).
-
-    Args:
-        resets: which reset since construction: 1 and 2 are `loadROM`'s,
-            3 + k the k-th `reset_game()`'s.
-        cart_ram: whether the cart has Superchip RAM (it draws 128 bytes).
-        pal: the display format to reset to.
-    """
-    if resets < 1:
-        raise ValueError(f"reset {resets}: System::resets count from 1")
-    index = _reset_draw_index(resets, cart_ram)
-    draws = system_draws(index + 1 + cartridge.RAM_SIZE)
-    ram = (draws[index + 1:] & 0xFF if cart_ram
-           else np.zeros(cartridge.RAM_SIZE, np.uint32))
-    return ResetInputs(timer=jnp.int32(riot_timer(draws[index])),
-                       cart_ram=jnp.asarray(ram, jnp.uint8),
-                       pal=jnp.asarray(pal))
 
 
 # --------------------------------------------------------------------------
@@ -484,7 +415,7 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
     every console. Here up to `compacted_size` writing consoles are
     gathered, drawn and scattered back, as often as it takes (usually
     once); their rows go into the batch's screens by index
-    (`tia.write_rows`).
+    (`tia_rows.write_rows`).
     """
     size = on.shape[0]
     chunk = compacted_size(size)
@@ -515,7 +446,7 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
         packed = packed.at[index].set(
             jnp.stack([regs[n] for n in names], axis=1), mode="drop")
         screen, written = tia.when_render(
-            render, lambda sw: tia.write_rows(*sw, index, writes),
+            render, lambda sw: tia_rows.write_rows(*sw, index, writes),
             lambda sw: sw, (state.tia.screen, state.tia.written))
         machine_tia = tia.TIAState(
             regs={n: packed[:, i] for i, n in enumerate(names)},
@@ -766,10 +697,49 @@ def _frame_program(render: bool | None):
         if flag_batched:
             flag = jnp.any(flag)
         axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
-        out = _run_frame(board, state, inputs, pick(flag),
-                         batched=(axes(board_batched), axes(inputs_batched)))
+        program = _batch_program(render, axes(board_batched),
+                                 axes(inputs_batched))
+        out = program(board, state, inputs, flag)
         return out, jax.tree.map(lambda _: True, out)
     return one
+
+
+def _batch_program(render: bool | None, board_axes, inputs_axes):
+    """A batch's frame (`_run_frame` over a batch whose board and inputs
+    leaves have the vmap axes `board_axes` and `inputs_axes`, 0 or None),
+    as a `custom_vmap` function that a further `vmap` flattens into its
+    batch.
+
+    Plain vmap of the batch's loop (a population: members x envs) would
+    give its batch-wide `lax.cond`s batched predicates, which turns them
+    into selects that run both branches. Here the outer axis of size M
+    and the batch of B become one batch of M*B consoles, each still exact
+    on its own, and the result is reshaped back to [M, B, ...].
+    """
+    @jax.custom_batching.custom_vmap
+    def run(board: Board, state: Console, inputs: Inputs, flag) -> Console:
+        flag = flag if render is None else render
+        return _run_frame(board, state, inputs, flag,
+                          batched=(board_axes, inputs_axes))
+
+    @run.def_vmap
+    def flattened(axis_size: int, in_batched, board, state, inputs, flag):
+        board_batched, state_batched, inputs_batched, flag_batched = in_batched
+        size = jax.tree.leaves(state)[0].shape[
+            1 if jax.tree.leaves(state_batched)[0] else 0]
+        merge = functools.partial(updates.merge_batch_axes, axis_size, size)
+        board, new_board_axes = merge(board, board_batched, board_axes)
+        inputs, new_inputs_axes = merge(inputs, inputs_batched, inputs_axes)
+        state, _ = merge(state, state_batched,
+                         jax.tree.map(lambda _: 0, state_batched))
+        if flag_batched:
+            flag = jnp.any(flag)
+        out = _batch_program(render, new_board_axes, new_inputs_axes)(
+            board, state, inputs, flag)
+        out = jax.tree.map(
+            lambda x: x.reshape((axis_size, size) + x.shape[1:]), out)
+        return out, jax.tree.map(lambda _: True, out)
+    return run
 
 
 def frame(board: Board, state: Console, inputs: Inputs,
@@ -853,7 +823,6 @@ def refit(state: Console, features: Features) -> Console:
             dpc_touched=kept(state.chips.dpc_touched, fresh.dpc_touched)))
 
 
-RAM_DRAWS = 128
 
 
 def system_reset(board: Board, state: Console,

@@ -54,7 +54,7 @@ from flax import struct
 from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
-from jaxatari import boot_cache, console, games, palette, tia
+from jaxatari import boot_cache, console, games, palette, system_rng, tia
 from jaxatari.settings import check_settings
 
 PADDLE_MIN, PADDLE_MAX = games.core.PADDLE_MIN, games.core.PADDLE_MAX
@@ -666,7 +666,7 @@ class ConsoleDriver:
 
     def system_reset(self, resets: int, pal: bool | None = None) -> None:
         """`System::reset`, the console's `resets`-th since construction
-        (with that reset's system-generator draws: `console.reset_inputs`);
+        (with that reset's system-generator draws: `system_rng.reset_inputs`);
         `pal` sets the display format, None keeps it. Paddles centred,
         episode frame count zeroed (`StellaEnvironment::reset`)."""
         raise NotImplementedError
@@ -755,7 +755,7 @@ class _EnvDriver(ConsoleDriver):
         pal = bool(console.is_pal(machine)) if pal is None else pal
         if resets >= 2:   # the format is known (reset 1 precedes detection)
             self._fit_board(pal)
-        inputs = console.reset_inputs(resets, self.env.cart.has_ram, pal)
+        inputs = system_rng.reset_inputs(resets, self.env.cart.has_ram, pal)
         machine = console.system_reset(self.env.board, machine, inputs)
         self.state = self.state.replace(
             machine=machine, episode_frame=jnp.int32(0),

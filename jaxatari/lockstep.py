@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from jaxatari import console, environment, games, sharding
+from jaxatari import console, environment, games, sharding, system_rng
 
 Script = Callable[["Handle"], Any]
 
@@ -58,7 +58,7 @@ def _one_frame(slot: Slot, machine: console.Console, paddles: jax.Array,
 
 
 def _one_reset(slot: Slot, machine: console.Console, paddles: jax.Array,
-               inputs: console.ResetInputs, active: jax.Array):
+               inputs: system_rng.ResetInputs, active: jax.Array):
     """`System::reset` of one console with paddles centred, if `active`."""
     reset = console.system_reset(slot.board, machine, inputs)
     centred = environment.paddle_centre(slot.controls)
@@ -152,7 +152,7 @@ class Handle(environment.ConsoleDriver):
                     "cart.PAL_MD5S); boot an AtariEnv alone to refit it")
         if pal is not None:
             self.pal = pal
-        self._ask(("reset", console.reset_inputs(
+        self._ask(("reset", system_rng.reset_inputs(
             resets, self.env.cart.has_ram, self.pal)))
 
     def scanlines(self) -> int:
@@ -290,7 +290,7 @@ class Lockstep:
         frames = {h.index: h.request[1:] for h in live
                   if h.request[0] == "frame"}
         if resets:
-            idle = console.reset_inputs(1)
+            idle = system_rng.reset_inputs(1)
             inputs = jax.tree.map(lambda *xs: np.stack(xs), *[
                 resets.get(k, idle) for k in range(size)])
             active = np.isin(np.arange(size), list(resets))

@@ -78,14 +78,13 @@ Not emulated: audio.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import lowering, updates
+from jaxatari import lowering, tia_rows
 from jaxatari.tia_tables import (
     BL, COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
     CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR,
@@ -295,54 +294,6 @@ def _segment(tia: TIAState, start, end):
     return drawn_from - HBLANK, end - HBLANK, blank, clears
 
 
-class RowWrites(NamedTuple):
-    """The screen rows one draw writes: up to four rows of one buffer.
-
-    `row` is the buffer's row count (out of range: dropped) where a row is
-    not written; `mask` says which of its pixels take `pixels`.
-    """
-    buffer: jax.Array   # int32
-    row: jax.Array      # int32[4]
-    pixels: jax.Array   # uint8[4, 160]
-    mask: jax.Array     # bool[4, 160]
-
-
-def _row_write(rows: int, row, pixels, x0, x1, blank, on):
-    """Pixels [x0, x1) of `row` if `on` (the first 8 black if `blank`).
-
-    Rows past the buffer's (Stella's has 300) are dropped.
-    """
-    x = jnp.arange(WIDTH)
-    pixels = jnp.where(blank & (x < 8), jnp.uint8(0), pixels)
-    on = on & (row >= 0) & (row < rows) & (x1 > x0)
-    return (jnp.where(on, row, rows), pixels,
-            on & (x >= x0) & (x < x1))
-
-
-def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
-               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
-    """Apply the row writes of consoles `index` of a batch of screens.
-
-    Args:
-        screen: uint8[B, 2, rows, 160], the batch's screens.
-        written: bool[B, rows], the rows drawn this frame.
-        index: int32[K], the console of each of the K writes; indices out
-            of range are dropped.
-        writes: the K consoles' `RowWrites` (a leading axis of K).
-
-    Returns:
-        The new `screen` and `written`. The rows one draw writes are
-        distinct, so the four scatter in any order.
-    """
-    console = index[:, None]
-    buffer = writes.buffer[:, None]
-    old = screen.at[console, buffer, writes.row].get(mode="fill",
-                                                     fill_value=0)
-    new = jnp.where(writes.mask, writes.pixels, old)
-    return (screen.at[console, buffer, writes.row].set(new, mode="drop"),
-            written.at[console, writes.row].set(True, mode="drop"))
-
-
 def fixed(render: bool | jax.Array) -> bool:
     """Whether `render` is a Python bool, fixed while tracing (no
     conditional for it at all)."""
@@ -364,64 +315,17 @@ def when_render(render: bool | jax.Array, pixels, nothing, operand):
                         pixels(operand), nothing(operand))
 
 
-def _write_own_rows(tia: TIAState, writes: RowWrites,
+def _write_own_rows(tia: TIAState, writes: tia_rows.RowWrites,
                     render: bool | jax.Array) -> TIAState:
-    """`write_rows` on this console's own screen, if `render` (rows that
+    """`tia_rows.put_rows` on this console's own screen, if `render` (rows that
     are not rendered are out of range, `draw`, so the accelerator's
     lowering writes them unconditionally: nothing lands)."""
     if not (lowering.batch_conds() or fixed(render)):
         render = True
     screen, written = when_render(
-        render, lambda sw: _put_rows(*sw, writes), lambda sw: sw,
+        render, lambda sw: tia_rows.put_rows(*sw, writes), lambda sw: sw,
         (tia.screen, tia.written))
     return tia.replace(screen=screen, written=written)
-
-
-def _rows_into(screen: jax.Array, written: jax.Array, at: tuple,
-               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
-    """One console's row writes, one row at a time by slice updates (no
-    scatter: see `updates`), into the screen at index `at` of a batch
-    (`()` for a console's own)."""
-    rows = written.shape[-1]
-    lead = (1,) * len(at)
-    for k in range(writes.row.shape[0]):
-        on = (writes.row[k] >= 0) & (writes.row[k] < rows)
-        row = jnp.clip(writes.row[k], 0, rows - 1)
-        old = jax.lax.dynamic_slice(screen, at + (writes.buffer, row, 0),
-                                    lead + (1, 1, WIDTH)).reshape(WIDTH)
-        new = jnp.where(on & writes.mask[k], writes.pixels[k], old)
-        screen = updates.update_slice(screen, new.reshape(lead + (1, 1, -1)),
-                                      at + (writes.buffer, row, jnp.int32(0)))
-        drawn = jax.lax.dynamic_slice(written, at + (row,), lead + (1,))
-        written = updates.update_slice(written, drawn | on, at + (row,))
-    return screen, written
-
-
-@jax.custom_batching.custom_vmap
-def _put_rows(screen: jax.Array, written: jax.Array,
-              writes: RowWrites) -> tuple[jax.Array, jax.Array]:
-    return _rows_into(screen, written, (), writes)
-
-
-@_put_rows.def_vmap
-def _put_rows_batched(axis_size: int, in_batched, screen, written, writes):
-    """A small batch on the CPU writes console by console (the frame loop
-    stays one kernel); a large one scatters all rows at once."""
-    screen, written, writes = updates.broadcast(
-        axis_size, tuple(in_batched), (screen, written, writes))
-
-    def one_by_one():
-        out = (screen, written)
-        for k in range(axis_size):
-            out = _rows_into(*out, (jnp.int32(k),),
-                             jax.tree.map(lambda x: x[k], writes))
-        return out
-
-    def scatter():
-        return write_rows(screen, written, jnp.arange(axis_size), writes)
-
-    return updates.small_batch_on_cpu(axis_size, one_by_one, scatter), (
-        True, True)
 
 
 def _line_start_masks(tia: TIAState) -> TIAState:
@@ -505,9 +409,9 @@ def update(tia: TIAState, clock: jax.Array, ystart: jax.Array,
 
 def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
          render: bool | jax.Array, enabled: bool | jax.Array = True,
-         rows: int | None = None) -> tuple[TIAState, RowWrites]:
+         rows: int | None = None) -> tuple[TIAState, tia_rows.RowWrites]:
     """`update` without touching the screen: the registers drawn up to
-    `clock`, and the rows to write (`write_rows`). `rows` is the screen
+    `clock`, and the rows to write (`tia_rows`). `rows` is the screen
     buffer's row count (default: `tia.screen`'s, which is otherwise
     unused, so a batch can draw a gathered part of its consoles)."""
     start = tia.frame_start + LINE * ystart
@@ -553,7 +457,7 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         line_a = jnp.where(visible, _line_pixels(tia, now), black)
         line_b = jnp.where(visible, _line_pixels(nxt, later), black)
         last_row = origin_row + 1 + full_lines
-        writes = [_row_write(rows, r, pixels, x0, x1, blank, on)
+        writes = [tia_rows.row_write(rows, r, pixels, x0, x1, blank, on)
                   for r, pixels, x0, x1, blank, on in (
                       (origin_row, line_a, a0, a1, blank_a, active),
                       (origin_row + 1, line_b, b0, b1, blank_b,
@@ -570,8 +474,8 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
                 jnp.zeros((4, WIDTH), bool))
 
     row, row_pixels, mask = when_render(render, pixels, nothing, None)
-    writes = RowWrites(buffer=tia.buffer, row=row, pixels=row_pixels,
-                       mask=mask)
+    writes = tia_rows.RowWrites(buffer=tia.buffer, row=row,
+                                pixels=row_pixels, mask=mask)
     new_to_end = jnp.where(crosses, LINE - last_len, tia.to_end - first_len)
     base = {k: jnp.where(crosses, nxt.regs[k], tia.regs[k]) for k in tia.regs}
     drawn = TIAState(regs=base, screen=tia.screen, written=tia.written).set(
@@ -767,7 +671,8 @@ def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
                     ystart: jax.Array, allow_hmove_blanks: jax.Array,
                     render: bool | jax.Array, enabled: bool | jax.Array = True,
                     rows: int | None = None
-                    ) -> tuple[TIAState, jax.Array, jax.Array, RowWrites]:
+                    ) -> tuple[TIAState, jax.Array, jax.Array,
+                                 tia_rows.RowWrites]:
     """A CPU write to the TIA, the screen left alone (see `draw`).
 
     Args:

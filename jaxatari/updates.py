@@ -64,6 +64,31 @@ def broadcast(axis_size: int, batched, tree):
             x, (axis_size,) + jnp.shape(x)), tree, batched)
 
 
+def merge_batch_axes(outer: int, inner: int, tree, outer_batched,
+                     inner_axes):
+    """`tree`'s leaves with an outer vmap axis (of size `outer`, where
+    `outer_batched`) and a batch axis (of size `inner`, where `inner_axes`
+    is 0) made one batch axis of `outer * inner`; leaves with neither stay
+    as they are. Returns the tree and its new axes (0 or None a leaf)."""
+    leaves, treedef = jax.tree.flatten(tree)
+    merged, axes = [], []
+    for x, outer_on, inner_axis in zip(
+            leaves, treedef.flatten_up_to(outer_batched),
+            treedef.flatten_up_to(inner_axes)):
+        if not outer_on and inner_axis is None:
+            merged.append(x)
+            axes.append(None)
+            continue
+        x = jnp.asarray(x)
+        if not outer_on:
+            x = jnp.broadcast_to(x, (outer,) + x.shape)
+        if inner_axis is None:
+            x = jnp.broadcast_to(x[:, None], (outer, inner) + x.shape[1:])
+        merged.append(x.reshape((outer * inner,) + x.shape[2:]))
+        axes.append(0)
+    return treedef.unflatten(merged), treedef.unflatten(axes)
+
+
 def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):
     """`one_by_one()` for a batch of at most `KERNEL_MAX_BATCH` on the CPU,
     `whole_batch()` otherwise (both are traced for a small batch; the

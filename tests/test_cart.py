@@ -582,8 +582,8 @@ def _superchip_model(cart, ops, ram):
 def test_superchip_rom_in_ale(scheme, tmp_path):
     """ALE's RAM and serialized cart RAM after loadROM and a reset_game:
     the ports, and the 128 draws each System::reset takes (the fourth and
-    fifth resets since construction: `console.reset_inputs`)."""
-    from jaxatari import console
+    fifth resets since construction: `system_rng.reset_inputs`)."""
+    from jaxatari import system_rng
     rom, ops, expected = _superchip_rom(scheme)
     assert cartlib.detect_scheme(rom) == scheme
     path = tmp_path / "montezuma_revenge.bin"
@@ -594,7 +594,7 @@ def test_superchip_rom_in_ale(scheme, tmp_path):
     for resets in (3, 4):   # loadROM's last reset, then reset_game's
         if resets == 4:
             ale.reset_game()
-        draws = console.reset_inputs(resets, cart_ram=True).cart_ram
+        draws = system_rng.reset_inputs(resets, cart_ram=True).cart_ram
         stored, ram, segments = _superchip_model(cart, ops, draws)
         assert [e if e is not None else s for e, s in zip(expected, stored)
                 ] == stored

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from jaxatari import cart as cartlib
-from jaxatari import console
+from jaxatari import console, system_rng
 from tests import tia_roms
 
 ale_py = pytest.importorskip("ale_py")
@@ -55,7 +55,7 @@ RESET, FRAME = 1, 0   # schedule step kinds
 
 def _schedule() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ALE's `loadROM` as steps: (kind, RIOT timer, SWCHB) per step."""
-    timer = [console.reset_timer(k) for k in range(4)]
+    timer = [system_rng.reset_timer(k) for k in range(4)]
     idle, reset_held = (FRAME, 0, 0x3F), (FRAME, 0, 0x3E)
     steps = ([(RESET, timer[1], 0)] + [idle] * AUTODETECT_FRAMES
              + [(RESET, timer[2], 0), (RESET, timer[3], 0)]

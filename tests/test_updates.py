@@ -80,3 +80,28 @@ def test_one_consoles_frame_loop_is_one_kernel():
     text = compiled.as_text()
     assert " scatter(" not in text
     assert text.count(" while(") == text.count("xla_cpu_small_call") > 0
+
+
+def test_merge_batch_axes_joins_outer_and_batch_axes():
+    """Each leaf of an outer axis of 2 and a batch of 3 becomes one axis of
+    6, in (outer, batch) order, whichever of the two it had; a leaf with
+    neither stays unbatched."""
+    both = np.arange(2 * 3 * 4).reshape(2, 3, 4)
+    outer_only = np.arange(2 * 4).reshape(2, 4)
+    batch_only = np.arange(3 * 4).reshape(3, 4)
+    neither = np.arange(4)
+    tree = {"both": both, "outer": outer_only, "batch": batch_only,
+            "neither": neither}
+    outer_batched = {"both": True, "outer": True, "batch": False,
+                     "neither": False}
+    inner_axes = {"both": 0, "outer": None, "batch": 0, "neither": None}
+    merged, axes = updates.merge_batch_axes(2, 3, tree, outer_batched,
+                                            inner_axes)
+    assert axes == {"both": 0, "outer": 0, "batch": 0, "neither": None}
+    for m in range(2):
+        for b in range(3):
+            k = m * 3 + b
+            np.testing.assert_array_equal(merged["both"][k], both[m, b])
+            np.testing.assert_array_equal(merged["outer"][k], outer_only[m])
+            np.testing.assert_array_equal(merged["batch"][k], batch_only[b])
+    np.testing.assert_array_equal(merged["neither"], neither)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from jaxatari import cart as cartlib
-from jaxatari import console, environment, games, palette, parity, tia
+from jaxatari import (console, environment, games, palette, parity,
+                      system_rng, tia)
 
 ale_py = pytest.importorskip("ale_py")
 
@@ -99,16 +100,16 @@ def test_pal_draws_250_rows_and_reset_keeps_rows():
     state = console.power_on(board)
     assert console.screen(state).shape == (250, 160)
     assert int(tia.display_height(state.tia)) == 210   # NTSC until told
-    reset = console.system_reset(board, state, console.reset_inputs(
+    reset = console.system_reset(board, state, system_rng.reset_inputs(
         2, cart_ram=True, pal=True))
     assert bool(console.is_pal(reset))
     assert int(tia.display_height(reset.tia)) == 250
     with pytest.raises(TypeError, match="reset_inputs"):
-        console.system_reset(board, reset, console.reset_timer(5))
+        console.system_reset(board, reset, system_rng.reset_timer(5))
     pacman = console.make_board(cartlib.load_cartridge("pacman"), 34, True)
     state = console.system_reset(pacman, console.power_on(pacman),
-                                 console.reset_inputs(2, pal=True))
-    again = console.system_reset(pacman, state, console.reset_timer(5))
+                                 system_rng.reset_inputs(2, pal=True))
+    again = console.system_reset(pacman, state, system_rng.reset_timer(5))
     assert bool(console.is_pal(again))   # a bare timer keeps the format
 
 

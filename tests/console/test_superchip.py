@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from jaxatari import cart as cartlib
-from jaxatari import console, parity
+from jaxatari import console, parity, system_rng
 
 pytest.importorskip("ale_py")
 
@@ -38,7 +38,7 @@ def _draws_taken(ale) -> int:
     text, _ = _string(inner, at + 4)        # after the cycle count
     words = [int(w) for w in text.split()]
     key, position = words[:624], words[624]
-    generator = np.random.RandomState(console.SYSTEM_SEED)
+    generator = np.random.RandomState(system_rng.SYSTEM_SEED)
     for taken in range(4000):
         state = generator.get_state()
         if state[2] == position and list(state[1]) == key:
@@ -58,26 +58,26 @@ def test_draws_per_reset_match_ale(game, cart_ram):
     for resets in (3, 4, 5):        # loadROM ends with reset 3
         if resets > 3:
             ale.reset_game()
-        first = console._reset_draw_index(resets, cart_ram)
+        first = system_rng.reset_draw_index(resets, cart_ram)
         assert _draws_taken(ale) == first + per_reset
-        timer = int(console.reset_inputs(resets, cart_ram).timer)
-        assert timer == console.reset_timer(resets, cart_ram)
-        assert timer == console.riot_timer(
-            console.system_draws(first + 1)[first])
+        timer = int(system_rng.reset_inputs(resets, cart_ram).timer)
+        assert timer == system_rng.reset_timer(resets, cart_ram)
+        assert timer == system_rng.riot_timer(
+            system_rng.system_draws(first + 1)[first])
 
 
 def test_reset_inputs_values():
-    draws = console.system_draws(800)
-    plain = console.reset_inputs(2)
+    draws = system_rng.system_draws(800)
+    plain = system_rng.reset_inputs(2)
     assert int(plain.timer) == 25 + draws[130] % 75
     assert not np.asarray(plain.cart_ram).any() and not bool(plain.pal)
-    superchip = console.reset_inputs(2, cart_ram=True, pal=True)
+    superchip = system_rng.reset_inputs(2, cart_ram=True, pal=True)
     assert int(superchip.timer) == 25 + draws[258] % 75
     assert np.asarray(superchip.cart_ram).tolist() == (
         draws[259:387] & 0xFF).tolist()
     assert bool(superchip.pal)
     with pytest.raises(ValueError):
-        console.reset_inputs(0)
+        system_rng.reset_inputs(0)
 
 
 def test_system_reset_fills_cart_ram_and_keeps_riot_ram():
@@ -86,7 +86,7 @@ def test_system_reset_fills_cart_ram_and_keeps_riot_ram():
     assert board.features == console.Features(cart_ram=True, rows=210)
     state = console.power_on(board)
     assert not np.asarray(console.cart_ram(state)).any()
-    inputs = console.reset_inputs(1, cart_ram=True)
+    inputs = system_rng.reset_inputs(1, cart_ram=True)
     reset = console.system_reset(board, state, inputs)
     np.testing.assert_array_equal(np.asarray(console.cart_ram(reset)),
                                   np.asarray(inputs.cart_ram))
