@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -47,14 +48,17 @@ def audit(game: str, variant: str) -> dict:
             "whiles_in_instruction_loop": [len(x.whiles) for x in inner]}
 
 
-def _consoles(game: str, batch: int):
+def _consoles(game: str, batch: int, shared_board: bool = False):
+    """A batch of the game's consoles from its cached reset states, with
+    random joystick inputs: (board, state, inputs); the board is batched
+    too unless `shared_board` (then vmap it with in_axes None)."""
     env, params = jaxatari.make(game)
     machines = params.reset_states.machine
     count = jax.tree.leaves(machines)[0].shape[0]
     index = jnp.arange(batch) % count
     state = jax.tree.map(lambda x: x[index], machines)
-    board = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape),
-                         env.board)
+    board = env.board if shared_board else jax.tree.map(
+        lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env.board)
     rng = np.random.default_rng(0)
     inputs = console.Inputs(
         swcha=jnp.asarray(rng.choice([0xFF, 0x7F, 0xBF], batch), jnp.int32),
@@ -65,25 +69,35 @@ def _consoles(game: str, batch: int):
 
 
 def frames(game: str, variant: str, batch: int, render: bool,
-           repeats: int) -> dict:
-    """Median seconds per frame of a batch, `variant` forced."""
-    board, state, inputs = _consoles(game, batch)
+           repeats: int, shared_board: bool = False) -> dict:
+    """Median seconds per frame of a batch, `variant` forced; with
+    `shared_board` the batch shares one board (as an env's consoles do)
+    instead of a copy each."""
+    board, state, inputs = _consoles(game, batch, shared_board)
     with lowering.forced(variant):
-        step = jax.jit(jax.vmap(lambda b, s, i: console.frame(b, s, i,
-                                                               render)))
+        if shared_board:
+            step = jax.jit(jax.vmap(
+                lambda s, i: console.frame(board, s, i, render)))
+            args = (state, inputs)
+        else:
+            step = jax.jit(jax.vmap(
+                lambda b, s, i: console.frame(b, s, i, render)))
+            args = (board, state, inputs)
         start = time.perf_counter()
-        state = jax.block_until_ready(step(board, state, inputs))
+        state = jax.block_until_ready(step(*args))
         first = time.perf_counter() - start
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            state = jax.block_until_ready(step(board, state, inputs))
+            state = jax.block_until_ready(step(*args))
             times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
     return {"measure": "frames", "game": game, "variant": variant,
             "batch": batch, "render": render, "repeats": repeats,
+            "shared_board": shared_board,
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,
+            "xla_flags": os.environ.get("XLA_FLAGS", ""),
             "backend": jax.default_backend(), "devices": jax.device_count()}
 
 
@@ -115,6 +129,8 @@ def main() -> None:
         lowering.VARIANTS), choices=lowering.VARIANTS)
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=("audit", "frames", "compile"))
+    parser.add_argument("--shared-board", action="store_true",
+                        help="frames: one board for the batch, as an env")
     args = parser.parse_args()
     if "audit" not in args.skip:
         for variant in args.variants:
@@ -123,8 +139,9 @@ def main() -> None:
         for batch in args.batches:
             for render in (False, True):
                 for variant in args.variants:
-                    print(json.dumps(frames(args.game, variant, batch, render,
-                                            args.repeats)), flush=True)
+                    print(json.dumps(frames(
+                        args.game, variant, batch, render, args.repeats,
+                        args.shared_board)), flush=True)
     if "compile" not in args.skip:
         print(json.dumps(compile_times(args.game, args.batches[0])),
               flush=True)

@@ -30,14 +30,17 @@ Prints one JSON line per run and a summary line per method; for
 
 `atari-cost`: the population's own cost on the Atari preset: 16 A2C
 members of N envs each (one vmapped program) against one member of 16N
-envs, frames/s of each, and the bytes of one member's state.
+envs, frames/s of each, and the bytes of one member's state. With
+`--env-only`, the same comparison for the env alone (random actions, no
+agent), which splits the population's cost into the env's and the
+agents'.
 
 Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4]
        python benchmarks/population.py hypertrick [--seeds 0 1 2 3 4]
            [--budget 32] [--search-budget 32] [--phases 4]
            [--phase-updates 250] [--eviction-fraction 0.5]
        python benchmarks/population.py atari-cost [--members 16]
-           [--envs-each 1] [--updates 2] [--repeats 1]
+           [--envs-each 1] [--updates 2] [--repeats 1] [--env-only]
 """
 from __future__ import annotations
 
@@ -195,17 +198,51 @@ def run_hypertrick(seed: int, budget: int, phases: int, phase_updates: int,
     return [mine, searched]
 
 
+def timed_alternately(programs: list[tuple[Any, Any]],
+                      repeats: int) -> list[float]:
+    """The median seconds of each compiled program's call on its input,
+    after one untimed call each, timed in turns (A, B, A, B, ...) so
+    that a drift in the machine's load falls on every program alike."""
+    for compiled, arg in programs:
+        jax.block_until_ready(compiled(arg))
+    times: list[list[float]] = [[] for _ in programs]
+    for _ in range(repeats):
+        for (compiled, arg), own in zip(programs, times):
+            begin = time.perf_counter()
+            jax.block_until_ready(compiled(arg))
+            own.append(time.perf_counter() - begin)
+    return [float(np.median(own)) for own in times]
+
+
+def _cost_rows(benchmark: str, game: str, shapes: list[tuple[int, int]],
+               seconds: list[float], frames_per_env: int, repeats: int,
+               extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (members, envs per member) shape, the second with its
+    frames/s over the first's."""
+    rows = [{"benchmark": benchmark, "game": game, "members": count,
+             "envs_per_member": num_envs,
+             "frames_per_second": round(
+                 count * num_envs * frames_per_env / sec, 1),
+             "timed_calls": repeats, **more,
+             "backend": jax.default_backend()}
+            for (count, num_envs), sec, more in zip(shapes, seconds, extra)]
+    rows[1]["ratio_to_one_member"] = round(
+        rows[1]["frames_per_second"] / rows[0]["frames_per_second"], 3)
+    return rows
+
+
 def atari_cost(game: str, members: int, envs_each: int, updates: int,
                repeats: int = 1) -> list[dict[str, Any]]:
     """Frames/s of `members` A2C members of `envs_each` envs (one vmapped
     program) against one member of `members * envs_each` envs, on the
-    Atari preset (the median of `repeats` timed calls after one untimed
-    call); and the bytes of one member's state."""
+    Atari preset (medians of `repeats` calls timed in turns, after one
+    untimed call each); and the bytes of one member's state."""
     from jaxatari.agents import envs as agent_envs
     env, params = agent_envs.make_env(game)
     env = agent_envs.unbatched(env)
-    rows = []
-    for count, num_envs in ((1, members * envs_each), (members, envs_each)):
+    shapes = [(1, members * envs_each), (members, envs_each)]
+    programs, extra = [], []
+    for count, num_envs in shapes:
         config = a2c.A2CConfig(num_envs=num_envs, total_steps=10**6)
         learner = a2c.make(config, env, params)
         def scan(s, learner=learner):
@@ -221,28 +258,51 @@ def atari_cost(game: str, members: int, envs_each: int, updates: int,
             state = jax.jit(jax.vmap(learner.init))(keys, hparams)
             run = jax.jit(jax.vmap(scan))
         begin = time.perf_counter()
-        compiled = run.lower(state).compile()
-        compile_seconds = time.perf_counter() - begin
-        jax.block_until_ready(compiled(state))
-        times = []
-        for _ in range(repeats):
-            begin = time.perf_counter()
-            jax.block_until_ready(compiled(state))
-            times.append(time.perf_counter() - begin)
-        seconds = float(np.median(times))
-        frames = count * num_envs * config.num_steps * updates * 4
-        member_bytes = sum(x.nbytes for x in jax.tree.leaves(state)
-                           if hasattr(x, "nbytes")) // count
-        rows.append({"benchmark": "atari_population_cost", "game": game,
-                     "members": count, "envs_per_member": num_envs,
-                     "frames_per_second": round(frames / seconds, 1),
-                     "compile_seconds": round(compile_seconds, 1),
-                     "timed_calls": repeats,
-                     "bytes_per_member": member_bytes,
-                     "backend": jax.default_backend()})
-    rows[1]["ratio_to_one_member"] = round(
-        rows[1]["frames_per_second"] / rows[0]["frames_per_second"], 3)
-    return rows
+        programs.append((run.lower(state).compile(), state))
+        extra.append({
+            "compile_seconds": round(time.perf_counter() - begin, 1),
+            "bytes_per_member": sum(x.nbytes for x in jax.tree.leaves(state)
+                                    if hasattr(x, "nbytes")) // count})
+    seconds = timed_alternately(programs, repeats)
+    return _cost_rows("atari_population_cost", game, shapes, seconds,
+                      config.num_steps * updates * 4, repeats, extra)
+
+
+def env_cost(game: str, members: int, envs_each: int, steps: int,
+             repeats: int) -> list[dict[str, Any]]:
+    """The env alone, no agent: frames/s of `steps` random-action preset
+    steps for `members` members of `envs_each` envs (`jax.vmap` over
+    members) against one batch of `members * envs_each` envs, timed as
+    `atari_cost` times, so that the population's cost splits into the
+    env's part and the agents'."""
+    from jaxatari.agents import envs as agent_envs
+    env, params = agent_envs.make_env(game)
+    env = agent_envs.unbatched(env)
+    actions = len(env.action_set)
+
+    def rollout(key: jax.Array, num_envs: int) -> jax.Array:
+        keys = jax.random.split(key, num_envs)
+        _, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+
+        def tick(carry, _):
+            key, state = carry
+            key, act, step = jax.random.split(key, 3)
+            action = jax.random.randint(act, (num_envs,), 0, actions)
+            _, state, reward, _, _ = jax.vmap(
+                env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(step, num_envs), state, action, params)
+            return (key, state), reward.sum()
+        return jax.lax.scan(tick, (key, state), None, steps)[1].sum()
+
+    shapes = [(1, members * envs_each), (members, envs_each)]
+    programs = []
+    for count, num_envs in shapes:
+        keys = jax.random.split(jax.random.key(1), count)
+        run = jax.jit(jax.vmap(lambda k, n=num_envs: rollout(k, n)))
+        programs.append((run.lower(keys).compile(), keys))
+    seconds = timed_alternately(programs, repeats)
+    return _cost_rows("atari_env_cost", game, shapes, seconds, steps * 4,
+                      repeats, [{}, {}])
 
 
 def summarise(rows: list[dict[str, Any]], keys: tuple[str, ...]) -> None:
@@ -297,6 +357,9 @@ def main() -> None:
     top.add_argument("--updates", type=int, default=2)
     top.add_argument("--repeats", type=int, default=1,
                      help="atari-cost: timed calls after an untimed one")
+    top.add_argument("--env-only", action="store_true",
+                     help="atari-cost: the env alone, no agent (random "
+                          "actions, --updates x 5 steps)")
     top.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     top.add_argument("--budget", type=int, default=32)
     top.add_argument("--phases", type=int, default=4)
@@ -307,8 +370,10 @@ def main() -> None:
                           "--budget)")
     args = top.parse_args()
     if args.mode == "atari-cost":
-        for row in atari_cost(args.game, args.members, args.envs_each,
-                              args.updates, args.repeats):
+        measure = env_cost if args.env_only else atari_cost
+        steps = args.updates * 5 if args.env_only else args.updates
+        for row in measure(args.game, args.members, args.envs_each, steps,
+                           args.repeats):
             print(json.dumps(row), flush=True)
         return
     rows = []
