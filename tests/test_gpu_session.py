@@ -1,0 +1,70 @@
+"""`benchmarks/gpu_session.py`: the plan a lent GPU runs. Its stages are
+measurements (run at toy sizes by hand, `run --tiny`); here, that the
+carried wheels cover what the device image lacks, and that the runner
+gives each stage its time and survives one that hangs."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import re
+import sys
+import time
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "gpu_session", ROOT / "benchmarks" / "gpu_session.py")
+gpu_session = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gpu_session)
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+
+
+def test_wheels_cover_what_the_device_image_lacks():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    needed = {_name(r) for r in project["project"]["dependencies"]}
+    carried = {w.lower() for w in gpu_session.WHEELS}
+    missing = needed - carried - gpu_session.DEVICE_IMAGE
+    assert not missing, (f"add {sorted(missing)} to gpu_session.WHEELS, or "
+                         f"to DEVICE_IMAGE if the device image has them")
+
+
+def test_runner_ends_a_hung_stage_and_runs_the_next(tmp_path):
+    def command(stage, seconds):
+        code = "import time; time.sleep(600)" if stage == "smoke" \
+            else "print('measured')"
+        return [sys.executable, "-c", code]
+    outcomes = gpu_session.run_stages(["smoke", "frames"], 0.2, tmp_path,
+                                      command, {})
+    assert "timed_out_after_s" in outcomes[0]
+    assert outcomes[0]["seconds"] < 9
+    assert outcomes[1]["exit_code"] == 0
+    rows = [json.loads(line) for line in
+            (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [r["stage"] for r in rows] == ["smoke", "frames"]
+    assert "measured" in (tmp_path / "log.txt").read_text()
+
+
+def test_a_stage_without_time_is_skipped(tmp_path):
+    outcomes = gpu_session.run_stages(["smoke"], 0.01, tmp_path,
+                                      lambda s, t: ["false"], {})
+    assert outcomes == [{"stage": "smoke", "skipped": "no time left"}]
+    assert json.loads((tmp_path / "results.jsonl").read_text()) == \
+        outcomes[0]
+
+
+def test_a_timed_out_stage_loses_its_children_too(tmp_path):
+    marker = tmp_path / "child_alive"
+    child = (f"import time, pathlib; time.sleep(8); "
+             f"pathlib.Path({str(marker)!r}).write_text('yes')")
+    parent = (f"import subprocess, sys, time; subprocess.Popen([sys."
+              f"executable, '-c', {child!r}]); time.sleep(600)")
+    outcomes = gpu_session.run_stages(
+        ["smoke"], 0.1, tmp_path,
+        lambda s, t: [sys.executable, "-c", parent], {})
+    assert "timed_out_after_s" in outcomes[0]
+    time.sleep(6)
+    assert not marker.exists()
