@@ -84,11 +84,10 @@ the batch's predicate read once a chunk. Both give the same bits
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
-any one instruction. A batch of more than 8 that mixes games therefore
-gathers the writing consoles, at most 3/8 of the batch at a time, draws
-for those only, and scatters their registers and screen rows back
-(`_write_compacted`). Consoles of one game (one board for all) mostly
-write in step, so they draw for all as before.
+any one instruction. A batch of more than 8 (of one game or several)
+therefore gathers the writing consoles, at most 3/8 of the batch at a
+time, draws for those only, and scatters their registers and screen rows
+back (`_write_compacted`), in the CPU's lowering.
 """
 from __future__ import annotations
 
@@ -389,12 +388,14 @@ def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
 
 def _compacts(batched, pc: jax.Array) -> bool:
     """Whether a batch draws its TIA writes compacted: a batch of more
-    than `updates.KERNEL_MAX_BATCH` that mixes games (a batched board).
-    Consoles sharing one game's board mostly write in step, so gathering
-    them would cost passes. Only the CPU's lowering compacts (its loop
-    over gathers is a while loop)."""
+    than `updates.KERNEL_MAX_BATCH`, of one game or several. Consoles
+    started from one state write in step and gathering costs them passes,
+    but an env's consoles are out of step (NOOP starts, their own actions,
+    resets at their own times), and there gathering the writers measured
+    1.26x to 1.41x faster (BENCHMARKS.md, "TIA writes compacted for one
+    game's batch"). Only the CPU's lowering compacts (its loop over
+    gathers is a while loop)."""
     return (batched is not None and lowering.batch_conds()
-            and batched[0].cart.image == 0
             and bool(compacted_size(pc.shape[0])))
 
 

@@ -134,3 +134,14 @@ def test_outer_vmap_keeps_the_batch_conds(consoles):
         nested = _conds(jax.make_jaxpr(twice)(boards[0], grid).jaxpr)
     assert single > 0
     assert nested == single
+
+
+def test_one_games_batch_with_a_shared_board_equals_each_alone(consoles):
+    """12 consoles of one game on one (unbatched) board gather their
+    writing consoles too (`console._compacts`), as an env's batch does."""
+    boards, inputs, alone = consoles
+    assert console.compacted_size(12)
+    out = jax.jit(jax.vmap(_run, in_axes=(None, 0)))(
+        boards[0], _stack(inputs[:2] * 6))
+    for k in range(12):
+        _assert_equal(out, alone[k % 2], k)
