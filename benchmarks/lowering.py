@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import statistics
+import sys
 import time
 
 import jax
@@ -27,6 +29,9 @@ import numpy as np
 
 import jaxatari
 from jaxatari import console, lowering
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hlo_launches   # noqa: E402 (benchmarks/hlo_launches.py)
 
 
 def audit(game: str, variant: str) -> dict:
@@ -69,12 +74,18 @@ def _consoles(game: str, batch: int, shared_board: bool = False):
 
 
 def frames(game: str, variant: str, batch: int, render: bool,
-           repeats: int, shared_board: bool = False) -> dict:
+           repeats: int, shared_board: bool = False,
+           shape: str | None = None, hlo: str | None = None) -> dict:
     """Median seconds per frame of a batch, `variant` forced; with
     `shared_board` the batch shares one board (as an env's consoles do)
-    instead of a copy each."""
+    instead of a copy each; `shape` is the accelerator's loop shape
+    (`lowering.LOOP_SHAPES`, None: the default); `hlo` names a file for
+    the compiled program's optimized HLO, whose instruction loop's
+    launches a trip (`hlo_launches`) join the row."""
     board, state, inputs = _consoles(game, batch, shared_board)
-    with lowering.forced(variant):
+    launches = {}
+    shape = shape or lowering.DEFAULT_LOOP_SHAPE
+    with lowering.forced(variant), lowering.loop_shape(shape):
         if shared_board:
             step = jax.jit(jax.vmap(
                 lambda s, i: console.frame(board, s, i, render)))
@@ -86,6 +97,8 @@ def frames(game: str, variant: str, batch: int, render: bool,
         start = time.perf_counter()
         state = jax.block_until_ready(step(*args))
         first = time.perf_counter() - start
+        if hlo:
+            launches = _instruction_loop_launches(step, args, hlo)
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
@@ -95,10 +108,22 @@ def frames(game: str, variant: str, batch: int, render: bool,
     return {"measure": "frames", "game": game, "variant": variant,
             "batch": batch, "render": render, "repeats": repeats,
             "shared_board": shared_board,
+            "loop_shape": shape if variant == lowering.ACCELERATOR
+            else None, **launches,
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,
             "xla_flags": os.environ.get("XLA_FLAGS", ""),
             "backend": jax.default_backend(), "devices": jax.device_count()}
+
+
+def _instruction_loop_launches(step, args, path: str) -> dict:
+    """Writes `step`'s optimized HLO to `path`; the kernel launches of one
+    trip of its instruction loop (`hlo_launches.per_trip`)."""
+    text = step.lower(*args).compile().as_text()
+    pathlib.Path(path).write_text(text)
+    trips = [row["per_trip"] for row in hlo_launches.rows(
+        text, lowering.INSTRUCTION_LOOP + "/while")]
+    return {"hlo": path, "launches_per_instruction": trips}
 
 
 def compile_times(game: str, batch: int) -> dict:
@@ -131,17 +156,29 @@ def main() -> None:
                         choices=("audit", "frames", "compile"))
     parser.add_argument("--shared-board", action="store_true",
                         help="frames: one board for the batch, as an env")
+    parser.add_argument("--loop-shapes", nargs="+", default=[None],
+                        choices=sorted(lowering.LOOP_SHAPES),
+                        help="frames: the accelerator's loop shapes, each "
+                             "measured in turn (default: the default)")
+    parser.add_argument("--undrawn-only", action="store_true")
+    parser.add_argument("--hlo-dir", help="frames: write each program's "
+                        "optimized HLO here and count its launches")
     args = parser.parse_args()
     if "audit" not in args.skip:
         for variant in args.variants:
             print(json.dumps(audit(args.game, variant)), flush=True)
     if "frames" not in args.skip:
         for batch in args.batches:
-            for render in (False, True):
+            for render in (False,) if args.undrawn_only else (False, True):
                 for variant in args.variants:
-                    print(json.dumps(frames(
-                        args.game, variant, batch, render, args.repeats,
-                        args.shared_board)), flush=True)
+                    for shape in args.loop_shapes:
+                        hlo = args.hlo_dir and os.path.join(
+                            args.hlo_dir, f"{args.game}_{variant}_{batch}_"
+                            f"{'drawn' if render else 'undrawn'}_"
+                            f"{shape or 'default'}.txt")
+                        print(json.dumps(frames(
+                            args.game, variant, batch, render, args.repeats,
+                            args.shared_board, shape, hlo)), flush=True)
     if "compile" not in args.skip:
         print(json.dumps(compile_times(args.game, args.batches[0])),
               flush=True)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import jax
 import jax.numpy as jnp
 
-from jaxatari import cart, cpu6502, lowering, riot, tia, updates
+from jaxatari import cart, cpu6502, folds, lowering, riot, tia, updates
 
 if TYPE_CHECKING:   # console imports this module
     from jaxatari.console import Board, Console, Inputs
@@ -161,10 +161,12 @@ def collision_read(board: Board, state: Console, running: jax.Array):
     address, cycle, enabled, plain = (jnp.stack(column)
                                       for column in zip(*reads))
     collision = enabled & ((address & 0x1080) == 0) & ((address & 0xF) < 8)
-    unsure = jnp.any(enabled[:4] & ~plain[:4])
-    clock = jnp.where(jnp.any(collision), jnp.max(jnp.where(
-        collision, cycle, 0)), jnp.max(jnp.where(enabled, cycle, 0))) * 3
-    return jnp.any(collision) | unsure, clock
+    unsure = folds.any_along(enabled[:4] & ~plain[:4])
+    collides = folds.any_along(collision)
+    clock = jnp.where(collides, folds.max_along(jnp.where(
+        collision, cycle, 0)), folds.max_along(jnp.where(enabled, cycle,
+                                                         0))) * 3
+    return collides | unsure, clock
 
 
 def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,

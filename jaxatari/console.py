@@ -379,6 +379,9 @@ def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
     if lowering.batch_conds():
         carry = jax.lax.while_loop(lambda c: anywhere(c[0] < count), body,
                                    carry)
+    elif lowering.unrolled_write_slots():   # straight-line code
+        for _ in range(bus.MAX_TIA_WRITES):
+            carry = body(carry)
     else:   # static trip count: no predicate for the host to wait on
         carry = jax.lax.fori_loop(0, bus.MAX_TIA_WRITES,
                                   lambda _, c: body(c), carry)
@@ -569,6 +572,10 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
     and the predicate is read once a chunk."""
     def chunk(carry):
         with jax.named_scope(lowering.INSTRUCTION_LOOP):
+            if lowering.packed_carries():
+                return lowering.packed_fori_loop(
+                    lowering.CHUNK, lambda c: _accelerator_step(loop, c),
+                    carry, running.shape)
             return jax.lax.fori_loop(
                 0, lowering.CHUNK,
                 lambda _, c: _accelerator_step(loop, c), carry)

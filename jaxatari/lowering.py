@@ -25,6 +25,11 @@ for (`per_backend`):
   `CHUNK` with a static trip count, the batch's "still running" predicate
   checked once per chunk; consoles that finish inside a chunk are masked.
 
+The accelerator's instruction loop has three shapes (`LOOP_SHAPES`,
+`loop_shape`), chosen by how many kernels a GPU launches per emulated
+instruction: `packed`, the default, unrolls the TIA-write slots and
+carries the registers packed in one array per dtype (`packed_fori_loop`).
+
 Both give the same bits: every change a console makes is gated by its own
 `running` mask in both, so a masked instruction is a no-op. The tests run
 both on the CPU (`forced`; the environment variable `JAXATARI_LOWERING`,
@@ -53,6 +58,7 @@ from typing import Callable, Iterator, TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 CPU = "cpu"
 ACCELERATOR = "accelerator"
@@ -98,6 +104,53 @@ def forced(variant: str | None) -> Iterator[None]:
         yield
 
 
+LOOP_SHAPES = {"loop": (False, False), "unrolled": (True, False),
+               "packed": (True, True)}
+"""The accelerator's instruction loop, three ways, the same bits: (TIA
+write slots unrolled, carry packed). `loop`: the slots are a `fori_loop`
+and the carry is the state's leaves; `unrolled`: the slots are
+straight-line code; `packed`: that, and the carry's registers packed into
+one array per dtype (`packed_fori_loop`).
+
+Compiled for an H100 without one (`benchmarks/gpu_aot.py`, Pong, 4,096
+consoles, an undrawn frame), one trip of the instruction loop launched
+157 kernels as `loop` (the shape the H200 ran), 92 as `unrolled` and 58
+as `packed`; with small updates as selects (`updates.selected`) and
+small reductions folded (`folds`), `packed` launches 37. On the H200 the
+`loop` program ran at about 1.5 us a launch, launch-bound (BENCHMARKS.md,
+"On an H200"), so `packed` is the default; the next GPU loan times all
+three (`benchmarks/gpu_session.py`, stage `frames`)."""
+DEFAULT_LOOP_SHAPE = "packed"
+_loop_shape = jax.make_user_context(default_value=DEFAULT_LOOP_SHAPE)
+
+
+@contextlib.contextmanager
+def loop_shape(name: str) -> Iterator[None]:
+    """Traces the accelerator's instruction loop as `name` (one of
+    `LOOP_SHAPES`); part of the jit cache key.
+
+    Raises:
+        ValueError: an unknown shape.
+    """
+    if name not in LOOP_SHAPES:
+        raise ValueError(f"unknown loop shape {name!r}; choose one of "
+                         f"{sorted(LOOP_SHAPES)}")
+    with _loop_shape(name):
+        yield
+
+
+def unrolled_write_slots() -> bool:
+    """Whether the accelerator's TIA-write slots are being traced as
+    straight-line code (`LOOP_SHAPES`)."""
+    return LOOP_SHAPES[_loop_shape.value][0]
+
+
+def packed_carries() -> bool:
+    """Whether the accelerator's instruction loop is being traced with its
+    carry packed (`LOOP_SHAPES`, `packed_fori_loop`)."""
+    return LOOP_SHAPES[_loop_shape.value][1]
+
+
 def batch_conds() -> bool:
     """Whether the variant being traced skips rare work by batch-wide
     `lax.cond`s (the CPU's); outside `per_backend`, what the default
@@ -138,6 +191,70 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
     return jax.lax.platform_dependent(
         cpu=lambda: traced_as(CPU, cpu),
         default=lambda: traced_as(ACCELERATOR, accelerator))
+
+
+PACKED_MAX = 32
+"""The largest leaf `packed_fori_loop` packs, in elements per console:
+the registers and counters. RAM is written in place by a scatter, and a
+screen or a log that the loop passes through costs nothing unpacked,
+but packed it would be copied every trip."""
+
+
+def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
+    """How `packed_fori_loop` packs `leaves`: the indices of those that
+    lead with `lead` and hold at most `PACKED_MAX` elements after it,
+    grouped by dtype (the others ride as they are)."""
+    groups: dict = {}
+    for index, leaf in enumerate(leaves):
+        if leaf.shape[:len(lead)] == lead and int(np.prod(
+                leaf.shape[len(lead):], dtype=np.int64)) <= PACKED_MAX:
+            groups.setdefault(leaf.dtype, []).append(index)
+    return list(groups.values())
+
+
+def packed_fori_loop(trips: int, body: Callable[[T], T], carry: T,
+                     lead: tuple[int, ...]) -> T:
+    """`body` applied `trips` times (a `fori_loop`), its loop carrying one
+    array per dtype, `lead + (n,)`, instead of the carry's leaves: the
+    leaves leading with `lead` (a batch's shape, or ()) are flattened
+    after it and concatenated, and split again inside the loop.
+
+    XLA:GPU copies a loop-carried buffer when the body reads its old value
+    after a kernel has written the new one in place; with a state of many
+    small leaves that was 45 copies (45 kernel launches) per trip of the
+    instruction loop (BENCHMARKS.md, "On an H200"). Packed, the new state
+    is written by one concatenation at the end of the trip.
+    """
+    leaves, tree = jax.tree.flatten(carry)
+    groups = _packing(leaves, lead)
+    packed_ids = {i for group in groups for i in group}
+    shapes = [leaf.shape for leaf in leaves]
+
+    def pack(leaves):
+        return ([jnp.concatenate([leaves[i].reshape(lead + (-1,))
+                                  for i in group], axis=-1)
+                 for group in groups],
+                [leaves[i] for i in range(len(leaves)) if i not in packed_ids])
+
+    def unpack(packed):
+        arrays, rest = packed
+        leaves, others = [None] * len(shapes), iter(rest)
+        for array, group in zip(arrays, groups):
+            offset = 0
+            for i in group:
+                size = int(np.prod(shapes[i][len(lead):], dtype=np.int64))
+                leaves[i] = array[..., offset:offset + size].reshape(
+                    shapes[i])
+                offset += size
+        return [leaf if leaf is not None else next(others)
+                for leaf in leaves]
+
+    def step(_, packed):
+        out = body(jax.tree.unflatten(tree, unpack(packed)))
+        return pack(jax.tree.leaves(out))
+
+    return jax.tree.unflatten(tree, unpack(
+        jax.lax.fori_loop(0, trips, step, pack(leaves))))
 
 
 def counted_loop(count: jax.Array, body: Callable[[jax.Array, T], T],

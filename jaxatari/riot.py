@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxatari import updates
+from jaxatari import folds, updates
 
 RAM_SIZE = 128
 
@@ -143,7 +143,7 @@ def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
     intim, after_intim, count = _read_intim(riot, cycle)
     flag = jnp.where((count >= 0) | riot.read_after_interrupt, 0, 0x80)
     port = address & 0x07
-    io_value = jnp.select(
+    io_value = folds.select(
         [port == 0, port == 1, port == 2, port == 3, (port & 1) == 0],
         [swcha, riot.ddra, swchb, riot.ddrb, intim], flag)
     takes_intim = enabled & ~is_ram & ((port == 4) | (port == 6))

@@ -84,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import lowering, tia_rows
+from jaxatari import folds, lowering, tia_rows
 from jaxatari.tia_tables import (
     BL, COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
     CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR,
@@ -259,8 +259,8 @@ def _span(x0: jax.Array, x1: jax.Array) -> jax.Array:
 def _collisions(objects: jax.Array, span: jax.Array) -> jax.Array:
     """The collision latch bits that `objects` produce within `span`."""
     hits = objects[PAIR_A] & objects[PAIR_B] & span
-    bits = jnp.any(hits != 0, axis=1).astype(jnp.int32)
-    return jnp.sum(bits << jnp.arange(15))
+    bits = folds.any_along(hits != 0, axis=1).astype(jnp.int32)
+    return folds.or_along(bits << jnp.arange(15))
 
 
 # --------------------------------------------------------------------------
@@ -522,9 +522,10 @@ def _reset_player(t: dict, p: str, hpos: jax.Array) -> tuple[dict, jax.Array]:
     offsets = jnp.asarray(_RESET_OFFSETS)[mode]
     sizes = jnp.asarray(_RESET_SIZES)[mode]
     rel = (newx - oldx) % WIDTH
-    in_delay = jnp.any((rel >= offsets) & (rel < offsets + 4) & (offsets >= 0))
-    in_copy = jnp.any((rel >= offsets + 4) & (rel < offsets + 4 + sizes) &
-                      (offsets >= 0))
+    in_delay = folds.any_along((rel >= offsets) & (rel < offsets + 4) &
+                               (offsets >= 0))
+    in_copy = folds.any_along((rel >= offsets + 4) &
+                              (rel < offsets + 4 + sizes) & (offsets >= 0))
     when = jnp.where(in_copy, 1, jnp.where(in_delay, -1, 0))
     t[f"posp{p}"] = newx
     t[f"skip_p{p}"] = jnp.where(when == -1, 0, 1)
@@ -543,7 +544,8 @@ def _reset_object(hpos, since_hmove, hacks):
     """RESMx/RESBL position, with Stella's per-game HMOVE-distance hacks."""
     pos = jnp.where(hpos < HBLANK, 2, ((hpos - HBLANK) + 4) % WIDTH)
     for clocks, hposes, value in hacks:
-        hit = (since_hmove == clocks) & jnp.any(hpos == jnp.asarray(hposes))
+        hit = (since_hmove == clocks) & folds.any_along(
+            hpos == jnp.asarray(hposes))
         pos = jnp.where(hit, value, pos)
     return pos
 

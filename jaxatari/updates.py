@@ -45,6 +45,9 @@ def _update_slice_batched(axis_size: int, in_batched, array, update, start):
     def scatter():
         return jax.vmap(jax.lax.dynamic_update_slice)(array, update, start)
 
+    if not lowering.batch_conds() and _selects(array, update):
+        scatter = lambda: selected(array, update, start)   # noqa: E731
+
     def one_by_one():
         out = array
         for k in range(axis_size):   # in place, at the console's index
@@ -53,6 +56,44 @@ def _update_slice_batched(axis_size: int, in_batched, array, update, start):
         return out
 
     return small_batch_on_cpu(axis_size, one_by_one, scatter), True
+
+
+SELECT_MAX = 256
+"""The largest array (elements per console) that the accelerator's
+lowering updates by a select over the whole array (`selected`) rather
+than a scatter: its registers, RAM and TIA-write slots, not a screen."""
+
+
+def _selects(array: jax.Array, update: jax.Array) -> bool:
+    """Whether a batched update is `selected`'s kind: a small array, the
+    update one element or the whole extent along each axis."""
+    inner, part = array.shape[1:], update.shape[1:]
+    return (0 < len(inner) and int(jnp.size(array)) // array.shape[0]
+            <= SELECT_MAX and all(u in (1, a) for u, a in zip(part, inner)))
+
+
+def selected(array: jax.Array, update: jax.Array,
+             start: tuple[jax.Array, ...]) -> jax.Array:
+    """A batch's `dynamic_update_slice`s as one elementwise select, for
+    updates one element (or the whole extent) along each axis: the same
+    bits, with the start as `lax.dynamic_update_slice` takes it (a
+    negative one counted from the end, then clamped into range).
+
+    A scatter is a kernel of its own on a GPU; a select fuses with the
+    elementwise work around it. Compiled for an H100
+    (`benchmarks/gpu_aot.py`), the accelerator's instruction loop
+    (`packed`) launched 47 kernels a trip this way against 58 with
+    scatters (BENCHMARKS.md, "The GPU program without a GPU").
+    """
+    mask = jnp.ones(array.shape, bool)
+    for axis, (size, extent) in enumerate(zip(update.shape[1:],
+                                              array.shape[1:])):
+        if size == 1:   # negative starts count from the end, as in JAX
+            at = start[axis] + jnp.where(start[axis] < 0, extent, 0)
+            at = jnp.clip(at, 0, extent - 1)
+            iota = jax.lax.broadcasted_iota(jnp.int32, array.shape, axis + 1)
+            mask &= iota == at.reshape((-1,) + (1,) * (array.ndim - 1))
+    return jnp.where(mask, jnp.broadcast_to(update, array.shape), array)
 
 
 def broadcast(axis_size: int, batched, tree):

@@ -64,6 +64,16 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     assert any(loop.whiles for loop in render), render
 
 
+def test_unrolled_write_slots_leave_no_loop_in_the_instruction_loop():
+    with lowering.loop_shape("unrolled"):
+        loops = lowering.audit(_export_preset_step(None))
+    instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
+    assert len(instruction) == 2
+    for loop in instruction:
+        assert loop.static_trip_count and not loop.conditionals, loop
+        assert not loop.whiles, loop
+
+
 def test_cpu_lowering_keeps_its_batch_wide_conditionals():
     loops = lowering.audit(_export_preset_step(lowering.CPU))
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
@@ -97,10 +107,11 @@ def mixed_batch():
     return stack(boards), stack(machines), inputs
 
 
-def _frames(board, state, inputs, variant):
+def _frames(board, state, inputs, variant, shape=None):
     """The states after each frame (all rendered: the frames not rendered
     run the same program less its pixels)."""
-    with lowering.forced(variant):
+    with lowering.forced(variant), lowering.loop_shape(
+            shape or lowering.DEFAULT_LOOP_SHAPE):
         step = jax.jit(jax.vmap(console.frame))
         states = []
         for frame_inputs in inputs:
@@ -113,15 +124,54 @@ def _frames(board, state, inputs, variant):
 def test_both_lowerings_give_the_same_bits(mixed_batch):
     board, state, inputs = mixed_batch
     cpu = _frames(board, state, inputs, lowering.CPU)
-    accelerator = _frames(board, state, inputs, lowering.ACCELERATOR)
-    for k, (a, b) in enumerate(zip(cpu, accelerator)):
-        for path, x, y in zip(jax.tree_util.tree_leaves_with_path(a),
-                              jax.tree.leaves(a), jax.tree.leaves(b)):
-            np.testing.assert_array_equal(
-                x, y, err_msg=f"frame {k}: {jax.tree_util.keystr(path[0])}")
+    for shape in lowering.LOOP_SHAPES:   # the accelerator's loop, 3 ways
+        accelerator = _frames(board, state, inputs, lowering.ACCELERATOR,
+                              shape)
+        for k, (a, b) in enumerate(zip(cpu, accelerator)):
+            for path, x, y in zip(jax.tree_util.tree_leaves_with_path(a),
+                                  jax.tree.leaves(a), jax.tree.leaves(b)):
+                np.testing.assert_array_equal(x, y, err_msg=(
+                    f"{shape}, frame {k}: "
+                    f"{jax.tree_util.keystr(path[0])}"))
     # The frames did run: every console moved its CPU.
     assert np.all(cpu[-1].cpu.pc != state.cpu.pc) or np.any(
         cpu[-1].riot.ram != state.riot.ram)
+
+
+def test_packed_fori_loop_is_the_plain_loop():
+    """Leaves of several dtypes and shapes, one too big to pack and one
+    without the batch's lead, updated from each other every trip."""
+    rng = np.random.default_rng(0)
+    batch = 5
+    carry = {"a": jnp.asarray(rng.integers(0, 99, batch), jnp.int32),
+             "b": jnp.asarray(rng.integers(0, 99, (batch, 4)), jnp.int32),
+             "flag": jnp.asarray(rng.integers(0, 2, batch), bool),
+             "ram": jnp.asarray(rng.integers(0, 256, (batch, 128)),
+                                jnp.uint8),
+             "shared": jnp.int32(3)}
+
+    def body(c):
+        a = c["a"] * 3 + c["b"][:, 1] - c["shared"]
+        b = c["b"].at[:, 0].set(c["a"]) ^ c["flag"][:, None]
+        ram = c["ram"].at[:, 7].add(a.astype(jnp.uint8))
+        return {"a": a, "b": b, "flag": ~c["flag"] | (a > 50), "ram": ram,
+                "shared": c["shared"] + 1}
+
+    assert [len(g) for g in lowering._packing(jax.tree.leaves(carry),
+                                              (batch,))] == [2, 1]
+    plain = jax.jit(lambda c: jax.lax.fori_loop(0, 7, lambda _, x: body(x),
+                                                c))(carry)
+    packed = jax.jit(lambda c: lowering.packed_fori_loop(7, body, c,
+                                                         (batch,)))(carry)
+    for x, y in zip(jax.tree.leaves(plain), jax.tree.leaves(packed)):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+
+
+def test_loop_shape_rejects_an_unknown_shape():
+    with pytest.raises(ValueError, match="unknown loop shape"):
+        with lowering.loop_shape("rolled"):
+            pass
 
 
 def test_forced_rejects_an_unknown_variant():

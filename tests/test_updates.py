@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxatari import _config, environment, updates
+from jaxatari import _config, environment, lowering, updates
 
 SCREEN = (2, 5, 7)
 
@@ -59,6 +59,31 @@ def test_set_item():
         ram, jnp.array([3, 127]), jnp.array([200, 7]))
     assert batch[0, 3] == 200 and batch[1, 127] == 7
     assert int((batch != ram).sum()) == 2
+
+
+@pytest.mark.parametrize("shape,part", [((128,), (1,)), ((3, 4), (1, 4)),
+                                        ((3, 4), (1, 1)), ((2, 5, 7),
+                                                           (1, 1, 7))])
+def test_selected_equals_dynamic_update_slice(shape, part):
+    """The accelerator's select-based update, starts out of range included
+    (clamped as `dynamic_update_slice` clamps them)."""
+    rng = np.random.default_rng(len(shape) + len(part))
+    batch = 33
+    array = jnp.asarray(rng.integers(0, 256, (batch,) + shape), jnp.uint8)
+    update = jnp.asarray(rng.integers(0, 256, (batch,) + part), jnp.uint8)
+    start = tuple(jnp.asarray(rng.integers(-3, n + 3, batch), jnp.int32)
+                  for n in shape)
+    expected = jax.vmap(jax.lax.dynamic_update_slice)(array, update, start)
+    np.testing.assert_array_equal(
+        updates.selected(array, update, start), expected)
+    with lowering.forced(lowering.ACCELERATOR):   # through update_slice
+        lowered = jax.jit(lambda a, u, s: lowering.per_backend(
+            lambda: jax.vmap(updates.update_slice)(a, u, s),
+            lambda: jax.vmap(updates.update_slice)(a, u, s)))
+        text = lowered.lower(array, update, start).as_text()
+        np.testing.assert_array_equal(lowered(array, update, start),
+                                      expected)
+    assert "scatter" not in text
 
 
 def test_kernel_loops_flag_is_set_before_the_backend_starts():

@@ -1,0 +1,128 @@
+"""The frame loop compiled for a GPU on a machine without one.
+
+XLA can compile for a CUDA GPU from a description of the device (its
+`TargetConfig`) instead of the device itself ("deviceless AOT"), through
+`jax.experimental.topologies`. The program is the one a GPU would run,
+with XLA:GPU's own fusion and copy insertion, so its kernel launches per
+emulated instruction (`hlo_launches`) can be counted here. On the H200
+that launch count set the frame loop's speed (BENCHMARKS.md, "On an
+H200"), so a change to the loop's shape can be judged before a GPU is
+lent, and measured when one is.
+
+It needs JAX's CUDA plugin beside the jax it runs with, in a virtual
+environment of its own (the test suite must not see a CUDA plugin), and
+`ptxas` from a CUDA toolkit on the PATH:
+
+    python -m venv /tmp/cudavenv && . /tmp/cudavenv/bin/activate
+    pip install -e . && pip install --no-deps \\
+        jax-cuda13-plugin==$(python -c 'import jax; print(jax.__version__)') \\
+        jax-cuda13-pjrt==$(python -c 'import jax; print(jax.__version__)')
+    JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1 python benchmarks/gpu_aot.py \\
+        --batch 4096 --hlo-dir /tmp/aot
+
+(the constraints check wants cuDNN and a driver, which compiling does
+not). Prints one JSON line per program: its instruction loops' launches
+a trip, and the compile's seconds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+from jaxatari import console, lowering
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hlo_launches   # noqa: E402 (benchmarks/hlo_launches.py)
+from lowering import _consoles   # noqa: E402
+
+H100 = {
+    "threads_per_block_limit": 1024, "threads_per_warp": 32,
+    "shared_memory_per_block": 49152, "shared_memory_per_core": 233472,
+    "threads_per_core_limit": 2048, "core_count": 132, "fpus_per_core": 128,
+    "block_dim_limit_x": 2147483647, "block_dim_limit_y": 65535,
+    "block_dim_limit_z": 65535, "memory_bandwidth": 3352320000000,
+    "l2_cache_size": 52428800, "clock_rate_ghz": 1.98,
+    "device_memory_size": 84929347584,
+    "shared_memory_per_block_optin": 232448,
+    "registers_per_core_limit": 65536, "registers_per_block_limit": 65536}
+"""An H100 SXM's device description, as XLA's own GPU specs give it
+(compute capability 9.0, the H200's too)."""
+
+
+def target_config(device: dict = H100, cuda: tuple[int, int] = (13, 0),
+                  cudnn: tuple[int, int] = (9, 7)) -> str:
+    """A `TargetConfig` text proto for `device`, as the topology wants."""
+    fields = "\n".join(f"  {key}: {value}" for key, value in device.items())
+    return (f"gpu_device_info {{\n{fields}\n"
+            f"  cuda_compute_capability {{ major: 9 minor: 0 }}\n}}\n"
+            f'platform_name: "CUDA"\n'
+            f"dnn_version_info {{ major: {cudnn[0]} minor: {cudnn[1]} }}\n"
+            f"runtime_version {{ major: {cuda[0]} minor: {cuda[1]} }}\n"
+            f'device_description_str: "NVIDIA H100 80GB HBM3"\n')
+
+
+def gpu_sharding() -> jax.sharding.Sharding:
+    """A one-device sharding on a described (not present) H100."""
+    from jax.experimental import topologies
+    topology = topologies.get_topology_desc(
+        platform="cuda", topology_name="h100", target_config=target_config(),
+        topology="1x1x1")
+    mesh = topologies.make_mesh(topology, (1,), ("x",))
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+
+
+def compile_frame(game: str, batch: int, render: bool, shape: str,
+                  sharding: jax.sharding.Sharding) -> tuple[str, float]:
+    """The optimized HLO of `jit(vmap(console.frame))` on a shared board
+    (as `benchmarks/lowering.py frames` runs it), the accelerator's loop
+    shaped as `shape` (`lowering.LOOP_SHAPES`), compiled for the GPU; and
+    the compile's seconds."""
+    board, state, inputs = _consoles(game, batch, True)
+    spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype,
+                                          sharding=sharding)
+    with lowering.loop_shape(shape):
+        step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
+                                                           render)))
+        lowered = step.lower(jax.tree.map(spec, state),
+                             jax.tree.map(spec, inputs))
+    begin = time.perf_counter()
+    text = lowered.compile().as_text()
+    return text, time.perf_counter() - begin
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="pong")
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--render", action="store_true")
+    parser.add_argument("--loop-shapes", nargs="+",
+                        default=sorted(lowering.LOOP_SHAPES),
+                        choices=sorted(lowering.LOOP_SHAPES))
+    parser.add_argument("--hlo-dir", help="write each program's HLO here")
+    args = parser.parse_args()
+    sharding = gpu_sharding()
+    for shape in args.loop_shapes:
+        text, seconds = compile_frame(args.game, args.batch, args.render,
+                                      shape, sharding)
+        if args.hlo_dir:
+            os.makedirs(args.hlo_dir, exist_ok=True)
+            with open(os.path.join(args.hlo_dir, f"{args.game}_{args.batch}_"
+                                   f"{shape}.txt"), "w") as file:
+                file.write(text)
+        loops = hlo_launches.rows(text, lowering.INSTRUCTION_LOOP + "/while")
+        print(json.dumps({
+            "game": args.game, "batch": args.batch, "render": args.render,
+            "loop_shape": shape, "target": "H100 (deviceless)",
+            "compile_s": round(seconds, 1),
+            "launches_per_instruction": [r["per_trip"] for r in loops],
+            "instruction_loop": loops}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
