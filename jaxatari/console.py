@@ -570,21 +570,13 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
     with a static trip count (consoles that finish inside one are masked),
     repeated while any console of the batch runs. No conditional inside,
     and the predicate is read once a chunk."""
-    def chunk(carry):
-        with jax.named_scope(lowering.INSTRUCTION_LOOP):
-            if lowering.packed_carries():
-                return lowering.packed_fori_loop(
-                    lowering.CHUNK, lambda c: _accelerator_step(loop, c),
-                    carry, running.shape)
-            return jax.lax.fori_loop(
-                0, lowering.CHUNK,
-                lambda _, c: _accelerator_step(loop, c), carry)
-
     with jax.named_scope(lowering.INSTRUCTION_CHUNKS):
-        _, state, _, stop = jax.lax.while_loop(
-            lambda c: loop.anywhere(c[2]), chunk,
+        _, state, _, stop = lowering.chunked_while(
+            lambda c: loop.anywhere(c[2]),
+            lambda c: _accelerator_step(loop, c),
             (jnp.zeros_like(running, jnp.int32), state, running,
-             jnp.zeros_like(running)))
+             jnp.zeros_like(running)), running.shape,
+            lowering.INSTRUCTION_LOOP)
     return state, stop
 
 
@@ -607,7 +599,8 @@ def _render_phase(loop: _Loop, start: tia.TIAState,
         return replay(state, frame_log, ystart, blanks)
 
     with jax.named_scope(lowering.RENDER_LOOP):
-        return lowering.counted_loop(jnp.max(frame_log.count), step, start)
+        return lowering.counted_loop(jnp.max(frame_log.count), step, start,
+                                     lead)
 
 
 def _empty_log(state: Console) -> tia_log.FrameLog:

@@ -28,7 +28,7 @@ for (`per_backend`):
 The accelerator's instruction loop has three shapes (`LOOP_SHAPES`,
 `loop_shape`), chosen by how many kernels a GPU launches per emulated
 instruction: `packed`, the default, unrolls the TIA-write slots and
-carries the registers packed in one array per dtype (`packed_fori_loop`).
+carries the registers packed in one array per dtype (`chunked_while`).
 
 Both give the same bits: every change a console makes is gated by its own
 `running` mask in both, so a masked instruction is a no-op. The tests run
@@ -110,7 +110,7 @@ LOOP_SHAPES = {"loop": (False, False), "unrolled": (True, False),
 write slots unrolled, carry packed). `loop`: the slots are a `fori_loop`
 and the carry is the state's leaves; `unrolled`: the slots are
 straight-line code; `packed`: that, and the carry's registers packed into
-one array per dtype (`packed_fori_loop`).
+one array per dtype (`Packing`, `chunked_while`).
 
 Compiled for an H100 without one (`benchmarks/gpu_aot.py`, Pong, 4,096
 consoles, an undrawn frame), one trip of the instruction loop launched
@@ -146,8 +146,8 @@ def unrolled_write_slots() -> bool:
 
 
 def packed_carries() -> bool:
-    """Whether the accelerator's instruction loop is being traced with its
-    carry packed (`LOOP_SHAPES`, `packed_fori_loop`)."""
+    """Whether the accelerator's chunked loops are being traced with their
+    carries packed (`LOOP_SHAPES`, `chunked_while`)."""
     return LOOP_SHAPES[_loop_shape.value][1]
 
 
@@ -194,16 +194,16 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
 
 
 PACKED_MAX = 32
-"""The largest leaf `packed_fori_loop` packs, in elements per console:
+"""The largest leaf `Packing` packs, in elements per console:
 the registers and counters. RAM is written in place by a scatter, and a
 screen or a log that the loop passes through costs nothing unpacked,
 but packed it would be copied every trip."""
 
 
 def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
-    """How `packed_fori_loop` packs `leaves`: the indices of those that
-    lead with `lead` and hold at most `PACKED_MAX` elements after it,
-    grouped by dtype (the others ride as they are)."""
+    """How `Packing` packs `leaves`: the indices of those that lead with
+    `lead` and hold at most `PACKED_MAX` elements after it, grouped by
+    dtype (the others ride as they are)."""
     groups: dict = {}
     for index, leaf in enumerate(leaves):
         if leaf.shape[:len(lead)] == lead and int(np.prod(
@@ -212,68 +212,89 @@ def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
     return list(groups.values())
 
 
-def packed_fori_loop(trips: int, body: Callable[[T], T], carry: T,
-                     lead: tuple[int, ...]) -> T:
-    """`body` applied `trips` times (a `fori_loop`), its loop carrying one
-    array per dtype, `lead + (n,)`, instead of the carry's leaves: the
-    leaves leading with `lead` (a batch's shape, or ()) are flattened
-    after it and concatenated, and split again inside the loop.
+class Packing:
+    """A loop carry's small leaves as one array per dtype, `lead + (n,)`.
 
     XLA:GPU copies a loop-carried buffer when the body reads its old value
     after a kernel has written the new one in place; with a state of many
     small leaves that was 45 copies (45 kernel launches) per trip of the
-    instruction loop (BENCHMARKS.md, "On an H200"). Packed, the new state
-    is written by one concatenation at the end of the trip.
+    instruction loop (BENCHMARKS.md, "The GPU program without a GPU").
+    Packed, the new registers are written by one concatenation a trip.
+    The leaves leading with `lead` (a batch's shape, or ()) and of at
+    most `PACKED_MAX` elements after it are flattened after it and
+    concatenated; the others ride as they are.
     """
-    leaves, tree = jax.tree.flatten(carry)
-    groups = _packing(leaves, lead)
-    packed_ids = {i for group in groups for i in group}
-    shapes = [leaf.shape for leaf in leaves]
 
-    def pack(leaves):
-        return ([jnp.concatenate([leaves[i].reshape(lead + (-1,))
+    def __init__(self, carry, lead: tuple[int, ...]):
+        leaves, self.tree = jax.tree.flatten(carry)
+        self.lead, self.shapes = lead, [leaf.shape for leaf in leaves]
+        self.groups = _packing(leaves, lead)
+        self.packed = {i for group in self.groups for i in group}
+
+    def pack(self, carry):
+        """`carry` (of the structure given) as (arrays, other leaves)."""
+        leaves = jax.tree.leaves(carry)
+        return ([jnp.concatenate([leaves[i].reshape(self.lead + (-1,))
                                   for i in group], axis=-1)
-                 for group in groups],
-                [leaves[i] for i in range(len(leaves)) if i not in packed_ids])
+                 for group in self.groups],
+                [leaf for i, leaf in enumerate(leaves)
+                 if i not in self.packed])
 
-    def unpack(packed):
+    def unpack(self, packed):
+        """The carry that `pack` packed."""
         arrays, rest = packed
-        leaves, others = [None] * len(shapes), iter(rest)
-        for array, group in zip(arrays, groups):
+        leaves, others = [None] * len(self.shapes), iter(rest)
+        for array, group in zip(arrays, self.groups):
             offset = 0
             for i in group:
-                size = int(np.prod(shapes[i][len(lead):], dtype=np.int64))
+                size = int(np.prod(self.shapes[i][len(self.lead):],
+                                   dtype=np.int64))
                 leaves[i] = array[..., offset:offset + size].reshape(
-                    shapes[i])
+                    self.shapes[i])
                 offset += size
-        return [leaf if leaf is not None else next(others)
-                for leaf in leaves]
+        return jax.tree.unflatten(self.tree, [
+            leaf if leaf is not None else next(others) for leaf in leaves])
 
-    def step(_, packed):
-        out = body(jax.tree.unflatten(tree, unpack(packed)))
-        return pack(jax.tree.leaves(out))
 
-    return jax.tree.unflatten(tree, unpack(
-        jax.lax.fori_loop(0, trips, step, pack(leaves))))
+def chunked_while(running: Callable[[T], jax.Array],
+                  step: Callable[[T], T], carry: T, lead: tuple[int, ...],
+                  scope: str) -> T:
+    """`step` in chunks of `CHUNK` (a `fori_loop`, traced in the named
+    scope `scope`) while `running(carry)`: the accelerator's loop, its
+    predicate read once a chunk. In the accelerator's lowering with
+    `packed_carries()`, the carry is packed (`Packing`, over `lead`) from
+    before the first chunk to after the last."""
+    def chunk_of(step):
+        def chunk(carry):
+            with jax.named_scope(scope):
+                return jax.lax.fori_loop(0, CHUNK, lambda _, c: step(c),
+                                         carry)
+        return chunk
+
+    if batch_conds() or not packed_carries():
+        return jax.lax.while_loop(running, chunk_of(step), carry)
+    packing = Packing(carry, lead)
+    packed = jax.lax.while_loop(
+        lambda p: running(packing.unpack(p)),
+        chunk_of(lambda p: packing.pack(step(packing.unpack(p)))),
+        packing.pack(carry))
+    return packing.unpack(packed)
 
 
 def counted_loop(count: jax.Array, body: Callable[[jax.Array, T], T],
-                 carry: T) -> T:
+                 carry: T, lead: tuple[int, ...] = ()) -> T:
     """`body(k, carry)` for k = 0, 1, ... while k < `count` (a traced
-    scalar), as the accelerator's variant loops: chunks of `CHUNK` steps
-    with a static trip count, `k < count` read once a chunk. The last
-    chunk's extra steps have `k >= count`: `body` must leave the carry as
-    it is for those.
+    scalar), as the accelerator's variant loops (`chunked_while`, the
+    carry's leaves leading with `lead` packed where the shape says): the
+    last chunk's extra steps have `k >= count`, and `body` must leave the
+    carry as it is for those.
     """
     def step(k_carry):
         k, carry = k_carry
         return k + 1, body(k, carry)
 
-    start = (jnp.int32(0), carry)
-    return jax.lax.while_loop(
-        lambda c: c[0] < count,
-        lambda c: jax.lax.fori_loop(0, CHUNK, lambda _, kc: step(kc), c),
-        start)[1]
+    return chunked_while(lambda c: c[0] < count, step, (jnp.int32(0), carry),
+                         lead, "chunk")[1]
 
 
 # --------------------------------------------------------------------------

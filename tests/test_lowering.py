@@ -138,9 +138,10 @@ def test_both_lowerings_give_the_same_bits(mixed_batch):
         cpu[-1].riot.ram != state.riot.ram)
 
 
-def test_packed_fori_loop_is_the_plain_loop():
-    """Leaves of several dtypes and shapes, one too big to pack and one
-    without the batch's lead, updated from each other every trip."""
+def test_packed_chunks_are_the_plain_chunks():
+    """`chunked_while` with its carry packed (leaves of several dtypes and
+    shapes, one too big to pack and one without the batch's lead,
+    updated from each other every step) against the same loop unpacked."""
     rng = np.random.default_rng(0)
     batch = 5
     carry = {"a": jnp.asarray(rng.integers(0, 99, batch), jnp.int32),
@@ -148,22 +149,30 @@ def test_packed_fori_loop_is_the_plain_loop():
              "flag": jnp.asarray(rng.integers(0, 2, batch), bool),
              "ram": jnp.asarray(rng.integers(0, 256, (batch, 128)),
                                 jnp.uint8),
-             "shared": jnp.int32(3)}
+             "steps": jnp.int32(0)}
 
-    def body(c):
-        a = c["a"] * 3 + c["b"][:, 1] - c["shared"]
+    def step(c):
+        a = c["a"] * 3 + c["b"][:, 1] - c["steps"]
         b = c["b"].at[:, 0].set(c["a"]) ^ c["flag"][:, None]
         ram = c["ram"].at[:, 7].add(a.astype(jnp.uint8))
         return {"a": a, "b": b, "flag": ~c["flag"] | (a > 50), "ram": ram,
-                "shared": c["shared"] + 1}
+                "steps": c["steps"] + 1}
 
     assert [len(g) for g in lowering._packing(jax.tree.leaves(carry),
                                               (batch,))] == [2, 1]
-    plain = jax.jit(lambda c: jax.lax.fori_loop(0, 7, lambda _, x: body(x),
-                                                c))(carry)
-    packed = jax.jit(lambda c: lowering.packed_fori_loop(7, body, c,
-                                                         (batch,)))(carry)
-    for x, y in zip(jax.tree.leaves(plain), jax.tree.leaves(packed)):
+    runs, programs = {}, {}
+    for shape in ("unrolled", "packed"):
+        with lowering.forced(lowering.ACCELERATOR), \
+                lowering.loop_shape(shape):
+            loop = lambda c: lowering.chunked_while(   # noqa: E731
+                lambda x: x["steps"] < 70, step, c, (batch,), "chunk")
+            runs[shape] = jax.jit(loop)(carry)
+            programs[shape] = str(jax.make_jaxpr(loop)(carry))
+    assert "concatenate" in programs["packed"]
+    assert "concatenate" not in programs["unrolled"]
+    assert int(runs["packed"]["steps"]) == 3 * lowering.CHUNK
+    for x, y in zip(jax.tree.leaves(runs["unrolled"]),
+                    jax.tree.leaves(runs["packed"])):
         assert x.dtype == y.dtype and x.shape == y.shape
         np.testing.assert_array_equal(x, y)
 
