@@ -22,7 +22,8 @@ environment of its own (the test suite must not see a CUDA plugin), and
 
 (the constraints check wants cuDNN and a driver, which compiling does
 not). Prints one JSON line per program: its instruction loops' launches
-a trip, and the compile's seconds.
+a trip (every loop's, for `--program preset`), and the compile's
+seconds.
 """
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ H100 = {
     "device_memory_size": 84929347584,
     "shared_memory_per_block_optin": 232448,
     "registers_per_core_limit": 65536, "registers_per_block_limit": 65536}
-"""An H100 SXM's device description, as XLA's own GPU specs give it
-(compute capability 9.0, the H200's too)."""
+"""An H100 SXM's device description, the fields of XLA's
+`GpuDeviceInfoProto` (compute capability 9.0, the H200's too)."""
 
 
 def target_config(device: dict = H100, cuda: tuple[int, int] = (13, 0),
@@ -155,7 +156,8 @@ def main() -> None:
             "render": args.render,
             "loop_shape": shape, "target": "H100 (deviceless)",
             "compile_s": round(seconds, 1),
-            "launches_per_instruction": [r["per_trip"] for r in loops],
+            ("launches_per_trip" if args.program == "preset" else
+             "launches_per_instruction"): [r["per_trip"] for r in loops],
             "loops": loops}), flush=True)
 
 
