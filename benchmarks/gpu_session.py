@@ -24,9 +24,9 @@ In order (the headline figures first; `DEFAULT_STAGES`):
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
 * `frames`: raw emulated frames/s of `console.frame` (a shared board,
   no preprocessing; CuLE's figure is of this kind) in the accelerator's
-  lowering, undrawn, with its instruction loop shaped each way
-  (`lowering.LOOP_SHAPES`: `loop` as on the first H200 run, `unrolled`,
-  `packed`, the default) at 4K, and `loop` and `packed` at 64K; the 4K
+  lowering, undrawn, with its instruction loop shaped as `loop` (as on
+  the first H200 run) and `packed` (the default) at 4K and 64K, then
+  `unrolled` at 4K (`lowering.LOOP_SHAPES`); the 4K
   programs' optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches
   per emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
   frame, and the CPU's lowering at 4K for the ratio.
@@ -99,8 +99,8 @@ DEFAULT_STAGES = ("smoke", "frames", "main", "throughput", "profile",
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
 (`ppo`) or an A2C population (`population`) does not fit a loan, and
 command buffers (`flags`) were measured once; they stay, by name."""
-SHARES = {"smoke": 0.04, "frames": 0.27, "main": 0.12, "throughput": 0.18,
-          "profile": 0.1, "saturation": 0.17, "others": 0.12, "flags": 0.06,
+SHARES = {"smoke": 0.04, "frames": 0.36, "main": 0.1, "throughput": 0.17,
+          "profile": 0.08, "saturation": 0.15, "others": 0.1, "flags": 0.06,
           "population": 0.05, "ppo": 0.33}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
@@ -368,30 +368,33 @@ def _lowering_module():
 def stage_frames(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """Raw emulated frames/s (`benchmarks/lowering.py frames`, a shared
-    board) in the accelerator's lowering, undrawn, its instruction loop
-    shaped each way (`lowering.LOOP_SHAPES`) at the first batch, with the
-    programs' HLO and kernel launches per instruction, then `loop` and
-    the default at the others; then a drawn frame at the last batch with
-    the fastest shape, and the CPU's lowering (only the undrawn rows with
-    `size["short"]`)."""
+    board) in the accelerator's lowering, undrawn: `loop` and the default
+    shape at the first batch and the last, then the other shapes at the
+    first (`lowering.LOOP_SHAPES`; the first batch's programs' HLO and
+    kernel launches per instruction come too); then a drawn frame at the
+    last batch with the fastest shape, and the CPU's lowering (only the
+    undrawn rows with `size["short"]`)."""
     from jaxatari import lowering as variants
     lowering = _lowering_module()
-    hlo = results.path.parent / "hlo"
-    hlo.mkdir(exist_ok=True)
+    hlo = pathlib.Path("/tmp/jaxatari-gpu-hlo")
+    shutil.rmtree(hlo, ignore_errors=True)
+    hlo.mkdir(parents=True)
     first, last = size["frame_batches"][0], size["frame_batches"][-1]
-    everywhere = ["loop", variants.DEFAULT_LOOP_SHAPE]
-    for batch in size["frame_batches"]:
-        for shape in (variants.LOOP_SHAPES if batch == first
-                      else everywhere):
-            path = str(hlo / f"frame_{batch}_{shape}.txt") \
-                if batch == first and not size.get("short") else None
-            results.add({**lowering.frames(
-                "pong", "accelerator", batch, False, size["frame_repeats"],
-                True, shape, path), **_memory()})
-    if hlo.exists():
-        with tarfile.open(results.path.parent / "hlo.tar.gz", "w:gz") as tar:
-            tar.add(hlo, arcname="hlo")
-        shutil.rmtree(hlo)
+    default = variants.DEFAULT_LOOP_SHAPE
+    others = [shape for shape in variants.LOOP_SHAPES
+              if shape not in ("loop", default)]
+    plan = [(first, "loop"), (first, default), (last, default),
+            (last, "loop")] + [(first, shape) for shape in others]
+    for batch, shape in plan:   # the headline pairs first
+        path = str(hlo / f"frame_{batch}_{shape}.txt") \
+            if batch == first and not size.get("short") else None
+        results.add({**lowering.frames(
+            "pong", "accelerator", batch, False, size["frame_repeats"],
+            True, shape, path), **_memory()})
+        if path:   # a stage cut short keeps the dumps made so far
+            with tarfile.open(results.path.parent / "hlo.tar.gz",
+                              "w:gz") as tar:
+                tar.add(hlo, arcname="hlo")
     if size.get("short"):
         return
     results.add({**lowering.frames("pong", "accelerator", last, True,
