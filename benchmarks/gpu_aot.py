@@ -78,6 +78,17 @@ def gpu_sharding() -> jax.sharding.Sharding:
     return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
 
 
+def _spec(x, sharding: jax.sharding.Sharding) -> jax.ShapeDtypeStruct:
+    """An argument's shape and dtype on `sharding` (a Python number's
+    as `jnp.asarray` makes it)."""
+    x = x if hasattr(x, "dtype") else jnp.asarray(x)
+    return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+
+
+def _specs(tree, sharding: jax.sharding.Sharding):
+    return jax.tree.map(lambda x: _spec(x, sharding), tree)
+
+
 def compile_frame(game: str, batch: int, render: bool, shape: str,
                   sharding: jax.sharding.Sharding) -> tuple[str, float]:
     """The optimized HLO of `jit(vmap(console.frame))` on a shared board
@@ -85,13 +96,11 @@ def compile_frame(game: str, batch: int, render: bool, shape: str,
     shaped as `shape` (`lowering.LOOP_SHAPES`), compiled for the GPU; and
     the compile's seconds."""
     board, state, inputs = _consoles(game, batch, True)
-    spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype,
-                                          sharding=sharding)
     with lowering.loop_shape(shape):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
                                                            render)))
-        lowered = step.lower(jax.tree.map(spec, state),
-                             jax.tree.map(spec, inputs))
+        lowered = step.lower(_specs(state, sharding),
+                             _specs(inputs, sharding))
     begin = time.perf_counter()
     text = lowered.compile().as_text()
     return text, time.perf_counter() - begin
@@ -108,16 +117,12 @@ def compile_preset_step(game: str, batch: int, shape: str,
     keys = jax.random.split(jax.random.key(0), batch)
     _, state = jax.eval_shape(jax.vmap(env.reset, in_axes=(0, None)), keys,
                               params)
-    spec = lambda x: jax.ShapeDtypeStruct(
-        jnp.shape(x), jnp.asarray(x).dtype if not hasattr(x, "dtype")
-        else x.dtype, sharding=sharding)
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
     with lowering.loop_shape(shape):
         lowered = step.lower(
-            jax.tree.map(spec, jax.eval_shape(lambda: keys)),
-            jax.tree.map(spec, state),
-            spec(jax.ShapeDtypeStruct((batch,), jnp.int32)),
-            jax.tree.map(spec, params))
+            _specs(keys, sharding), _specs(state, sharding),
+            _spec(jax.ShapeDtypeStruct((batch,), jnp.int32), sharding),
+            _specs(params, sharding))
     begin = time.perf_counter()
     text = lowered.compile().as_text()
     return text, time.perf_counter() - begin

@@ -141,6 +141,12 @@ def rows(text: str, scope: str = "") -> list[dict]:
             if loop.scope.endswith(scope)]
 
 
+def per_trip(text: str, scope: str) -> list[int]:
+    """The launches of one trip (`Loop.per_trip`) of each loop whose scope
+    ends in `scope`, outermost first."""
+    return [row["per_trip"] for row in rows(text, scope)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dump", help="optimized HLO text (as_text()), "

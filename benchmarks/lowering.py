@@ -121,9 +121,8 @@ def _instruction_loop_launches(step, args, path: str) -> dict:
     trip of its instruction loop (`hlo_launches.per_trip`)."""
     text = step.lower(*args).compile().as_text()
     pathlib.Path(path).write_text(text)
-    trips = [row["per_trip"] for row in hlo_launches.rows(
-        text, lowering.INSTRUCTION_LOOP + "/while")]
-    return {"hlo": path, "launches_per_instruction": trips}
+    return {"hlo": path, "launches_per_instruction": hlo_launches.per_trip(
+        text, lowering.INSTRUCTION_LOOP + "/while")}
 
 
 def compile_times(game: str, batch: int) -> dict:

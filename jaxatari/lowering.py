@@ -194,10 +194,15 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
 
 
 PACKED_MAX = 32
-"""The largest leaf `Packing` packs, in elements per console:
-the registers and counters. RAM is written in place by a scatter, and a
-screen or a log that the loop passes through costs nothing unpacked,
-but packed it would be copied every trip."""
+"""The largest leaf `Packing` packs, in elements per console: the
+registers and counters. RAM, a screen or a log would be copied every
+trip if packed; unpacked, RAM is updated in place and what the loop only
+passes through costs nothing."""
+
+
+def _size(shape: tuple[int, ...], lead: tuple[int, ...]) -> int:
+    """Elements per console of a leaf of `shape` (after `lead`)."""
+    return int(np.prod(shape[len(lead):], dtype=np.int64))
 
 
 def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
@@ -206,8 +211,8 @@ def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
     dtype (the others ride as they are)."""
     groups: dict = {}
     for index, leaf in enumerate(leaves):
-        if leaf.shape[:len(lead)] == lead and int(np.prod(
-                leaf.shape[len(lead):], dtype=np.int64)) <= PACKED_MAX:
+        if (leaf.shape[:len(lead)] == lead
+                and _size(leaf.shape, lead) <= PACKED_MAX):
             groups.setdefault(leaf.dtype, []).append(index)
     return list(groups.values())
 
@@ -230,6 +235,7 @@ class Packing:
         self.lead, self.shapes = lead, [leaf.shape for leaf in leaves]
         self.groups = _packing(leaves, lead)
         self.packed = {i for group in self.groups for i in group}
+        self.sizes = {i: _size(self.shapes[i], lead) for i in self.packed}
 
     def pack(self, carry):
         """`carry` (of the structure given) as (arrays, other leaves)."""
@@ -247,11 +253,9 @@ class Packing:
         for array, group in zip(arrays, self.groups):
             offset = 0
             for i in group:
-                size = int(np.prod(self.shapes[i][len(self.lead):],
-                                   dtype=np.int64))
-                leaves[i] = array[..., offset:offset + size].reshape(
-                    self.shapes[i])
-                offset += size
+                leaves[i] = array[..., offset:offset + self.sizes[i]
+                                  ].reshape(self.shapes[i])
+                offset += self.sizes[i]
         return jax.tree.unflatten(self.tree, [
             leaf if leaf is not None else next(others) for leaf in leaves])
 

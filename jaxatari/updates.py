@@ -20,6 +20,8 @@ become scatters, so `update_slice` batches them itself:
 """
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -68,8 +70,8 @@ def _selects(array: jax.Array, update: jax.Array) -> bool:
     """Whether a batched update is `selected`'s kind: a small array, the
     update one element or the whole extent along each axis."""
     inner, part = array.shape[1:], update.shape[1:]
-    return (0 < len(inner) and int(jnp.size(array)) // array.shape[0]
-            <= SELECT_MAX and all(u in (1, a) for u, a in zip(part, inner)))
+    return (0 < len(inner) and math.prod(inner) <= SELECT_MAX
+            and all(u in (1, a) for u, a in zip(part, inner)))
 
 
 def selected(array: jax.Array, update: jax.Array,

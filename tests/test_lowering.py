@@ -50,7 +50,8 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     for loop in instruction:
         assert loop.static_trip_count, loop
         assert loop.conditionals == 0, loop
-        # Only static loops inside (the TIA writes' fori_loop).
+        # Only static loops inside (the TIA writes' fori_loop in the
+        # `loop` shape; none in the default's).
         assert all(inner.static_trip_count for inner in loop.whiles), loop
     for loop in chunks:
         assert loop.conditionals == 0, loop
