@@ -24,31 +24,34 @@ In order (the headline figures first; `DEFAULT_STAGES`):
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
 * `frames`: raw emulated frames/s of `console.frame` (a shared board,
   no preprocessing; CuLE's figure is of this kind) in the accelerator's
-  lowering, undrawn, with its instruction loop shaped as `loop` (as on
-  the first H200 run) and `packed` (the default) at 4K and 64K, then
-  `unrolled` at 4K (`lowering.LOOP_SHAPES`); the 4K
-  programs' optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches
-  per emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
+  lowering, undrawn, with its instruction loop shaped as `loop` and
+  `packed` (the default) at 4K and 64K (`lowering.LOOP_SHAPES`; the
+  second loan timed `unrolled` below `packed`); the 4K programs'
+  optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches per
+  emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
   frame, and the CPU's lowering at 4K for the ratio.
+* `saturation`: undrawn frames at 256K consoles: where frames/s
+  saturates, and the peak memory per console.
 * `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
   envs, 20 M steps; no emulator), as its command runs it: the wall time
   and its record (`$OUT/main_record.json`).
-* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
-  4K and 32K, with the loop shape `frames` found fastest, until a call passes
-  30 s or a batch fails (out of memory), with the GPU's peak memory.
 * `profile`: one undrawn frame at 4K under `jax.profiler`: the kernels'
   summed time against the call's wall time (how busy the launches keep
   the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
   when it is small enough to bring back.
-* `saturation`: undrawn frames at 256K consoles: where frames/s
-  saturates, and the peak memory per console.
+* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
+  4K and 32K, with the loop shape `frames` found fastest at the batch
+  nearest, until a call passes 30 s or a batch fails (out of memory),
+  with the GPU's peak memory.
 * `others`: the preset on Breakout and Ms. Pac-Man at 4K.
+* `flags`: `frames` at 4K only (`loop` and `packed`), with CUDA-graph
+  command buffers for while loops and conditionals (`COMMAND_BUFFERS`):
+  the first H200 run measured them on `loop` only (0.92x).
 
-By name only (`--stages`): `flags` (`frames` undrawn with CUDA-graph
-command buffers for while loops and conditionals, `COMMAND_BUFFERS`),
-`population` (16 A2C members against one agent of 16x the envs) and
-`ppo` (`jaxatari train pong --algo ppo`, resumable by a second call);
-the first H200 run showed them not worth a loan at today's speed.
+By name only (`--stages`): `population` (16 A2C members against one
+agent of 16x the envs) and `ppo` (`jaxatari train pong --algo ppo`,
+resumable by a second call); the first H200 run showed them not worth a
+loan at today's speed.
 
 Compiled programs go to JAX's persistent cache (`~/.cache/jaxatari/xla`),
 so a second call on the same warm machine skips their compiles.
@@ -92,15 +95,18 @@ TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
 STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
           "others", "flags", "population", "ppo")
-DEFAULT_STAGES = ("smoke", "frames", "main", "throughput", "profile",
-                  "saturation", "others")
+DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "profile",
+                  "throughput", "others", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
 (BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
 (`ppo`) or an A2C population (`population`) does not fit a loan, and
-command buffers (`flags`) were measured once; they stay, by name."""
-SHARES = {"smoke": 0.04, "frames": 0.36, "main": 0.1, "throughput": 0.17,
-          "profile": 0.08, "saturation": 0.15, "others": 0.1, "flags": 0.06,
+command buffers (`flags`) were measured once; they stay, by name. The
+second run (at 52ca300) timed the preset on all three games and left
+saturation, the profile and the main job's end unmeasured: they come
+before the preset now."""
+SHARES = {"smoke": 0.04, "frames": 0.3, "saturation": 0.15, "main": 0.14,
+          "profile": 0.1, "throughput": 0.17, "others": 0.1, "flags": 0.06,
           "population": 0.05, "ppo": 0.33}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
@@ -301,13 +307,14 @@ def stage_smoke(results: Results, size: dict[str, Any],
 
 
 def _sweep(results: Results, game: str, batches: list[int],
-           size: dict[str, Any], shape: str) -> None:
+           size: dict[str, Any], shape_for: Callable[[int], str]) -> None:
     """`jaxatari bench`'s jaxatari rows for one game, with memory, the
-    accelerator's instruction loop shaped as `shape`."""
+    accelerator's instruction loop shaped as `shape_for(batch)`."""
     from jaxatari import bench, lowering
     env, params = bench.jaxatari_workload(game)
 
     def measure(batch: int) -> dict:
+        shape = shape_for(batch)
         try:
             with lowering.loop_shape(shape):
                 row = bench.measure_jaxatari(env, params, game, batch,
@@ -323,10 +330,13 @@ def _sweep(results: Results, game: str, batches: list[int],
     bench.sweep(measure, batches, size["max_call"])
 
 
-def _fastest_shape(path: pathlib.Path) -> str:
+def _fastest_shape(path: pathlib.Path, batch: int) -> str:
     """The accelerator's loop shape whose undrawn frames were fastest at
-    the largest batch `frames` measured more than one shape at (the
-    default when it measured none)."""
+    the batch nearest `batch` (in ratio) that `frames` measured more than
+    one shape at (the default when it measured none). The second loan
+    found the fastest shape differs by batch (`packed` 2.0x at 4K,
+    `loop` 1.28x at 64K, as packed then)."""
+    import math
     from jaxatari import lowering
     rows = [json.loads(line) for line in path.read_text().splitlines()
             ] if path.exists() else []
@@ -339,7 +349,8 @@ def _fastest_shape(path: pathlib.Path) -> str:
     several = [batch for batch, shapes in found.items() if len(shapes) > 1]
     if not several:
         return lowering.DEFAULT_LOOP_SHAPE
-    shapes = found[max(several)]
+    nearest = min(several, key=lambda b: (abs(math.log(b / batch)), -b))
+    shapes = found[nearest]
     return max(shapes, key=shapes.get)
 
 
@@ -348,15 +359,15 @@ def stage_throughput(results: Results, size: dict[str, Any],
     """The preset on Pong at growing batches, with the loop shape
     `frames` found fastest."""
     _sweep(results, "pong", size["pong_batches"], size,
-           _fastest_shape(results.path))
+           lambda batch: _fastest_shape(results.path, batch))
 
 
 def stage_others(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """The preset on Breakout and Ms. Pac-Man."""
-    shape = _fastest_shape(results.path)
     for game in ("breakout", "ms_pacman"):
-        _sweep(results, game, size["other_batches"], size, shape)
+        _sweep(results, game, size["other_batches"], size,
+               lambda batch: _fastest_shape(results.path, batch))
 
 
 def _lowering_module():
@@ -381,10 +392,8 @@ def stage_frames(results: Results, size: dict[str, Any],
     hlo.mkdir(parents=True)
     first, last = size["frame_batches"][0], size["frame_batches"][-1]
     default = variants.DEFAULT_LOOP_SHAPE
-    others = [shape for shape in variants.LOOP_SHAPES
-              if shape not in ("loop", default)]
-    plan = [(first, "loop"), (first, default), (last, default),
-            (last, "loop")] + [(first, shape) for shape in others]
+    plan = [(first, "loop"), (first, default)] + (
+        [] if size.get("short") else [(last, default), (last, "loop")])
     for batch, shape in plan:   # the headline pairs first
         path = str(hlo / f"frame_{batch}_{shape}.txt") \
             if batch == first and not size.get("short") else None
@@ -399,7 +408,7 @@ def stage_frames(results: Results, size: dict[str, Any],
         return
     results.add({**lowering.frames("pong", "accelerator", last, True,
                                    size["frame_repeats"], True,
-                                   _fastest_shape(results.path)),
+                                   _fastest_shape(results.path, last)),
                  **_memory()})
     results.add({**lowering.frames("pong", "cpu", size["cpu_lowering_batch"],
                                    False, size["frame_repeats"], True),
@@ -413,7 +422,7 @@ def stage_saturation(results: Results, size: dict[str, Any],
     lowering = _lowering_module()
     batch = size["saturation_batch"]
     row = lowering.frames("pong", "accelerator", batch, False, 2, True,
-                          _fastest_shape(results.path))
+                          _fastest_shape(results.path, batch))
     memory = _memory()
     results.add({**row, **memory, "peak_bytes_per_console": memory.get(
         "peak_bytes_in_use", 0) / batch})
@@ -421,7 +430,8 @@ def stage_saturation(results: Results, size: dict[str, Any],
 
 def stage_flags(results: Results, size: dict[str, Any],
                 seconds: float) -> None:
-    """`stage_frames`, short, with XLA's command buffers on."""
+    """`stage_frames`, short (the first batch only), with XLA's command
+    buffers on."""
     flags = f"{os.environ.get('XLA_FLAGS', '')} {COMMAND_BUFFERS}".strip()
     results.add({"xla_flags": flags})
     subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve()),
@@ -431,23 +441,31 @@ def stage_flags(results: Results, size: dict[str, Any],
                    timeout=max(seconds - 5, 5), check=True)
 
 
-def device_time(trace_dir: pathlib.Path, count: int = 20) -> dict:
+def device_time(trace_dir: pathlib.Path, count: int = 20,
+                seconds: float = float("inf")) -> dict:
     """From a trace: the device planes' kernels (events) and their summed
     time, and the costliest ops by total time (all planes when there is
-    no device plane)."""
+    no device plane). Reading events in Python is slow (a CPU trace of
+    a toy frame held millions), so it stops after `seconds` and says so
+    (`complete`)."""
     import collections
     from jax.profiler import ProfileData
+    deadline = time.monotonic() + seconds
     files = sorted(trace_dir.glob("**/*.xplane.pb"))
     data = ProfileData.from_file(str(files[-1]))
     total, calls = collections.Counter(), collections.Counter()
     planes = [p for p in data.planes if "/device:" in p.name] or list(
         data.planes)
-    for plane in planes:
-        for line in plane.lines:
-            for event in line.events:
-                total[event.name[:100]] += event.duration_ns
-                calls[event.name[:100]] += 1
-    return {"events": sum(calls.values()),
+    read, complete = 0, True
+    for event in (e for plane in planes for line in plane.lines
+                  for e in line.events):
+        total[event.name[:100]] += event.duration_ns
+        calls[event.name[:100]] += 1
+        read += 1
+        if read % 10_000 == 0 and time.monotonic() > deadline:
+            complete = False
+            break
+    return {"events": read, "complete": complete,
             "event_ms": sum(total.values()) / 1e6,
             "top": [{"op": op, "total_ms": ns / 1e6, "calls": calls[op]}
                     for op, ns in total.most_common(count)]}
@@ -460,13 +478,14 @@ def stage_profile(results: Results, size: dict[str, Any],
     call's wall time (how busy the launches keep the GPU), the costliest
     kernels, and the trace in `$OUT/profile.tar.gz` if it is small."""
     import jax
+    started = time.monotonic()
     lowering = _lowering_module()
     from jaxatari import console, lowering as variants
     work = results.path.parent / "profile"
     shutil.rmtree(work, ignore_errors=True)
     batch = size["profile_batch"]
     board, state, inputs = lowering._consoles("pong", batch, True)
-    shape = _fastest_shape(results.path)
+    shape = _fastest_shape(results.path, batch)
     with variants.forced(variants.ACCELERATOR), variants.loop_shape(shape):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i)))
         state = jax.block_until_ready(step(state, inputs))
@@ -484,9 +503,13 @@ def stage_profile(results: Results, size: dict[str, Any],
         state = jax.block_until_ready(step(state, inputs))
         wall = time.perf_counter() - begin
         jax.profiler.stop_trace()
-    summary = device_time(work / "trace")
+    results.add({"batch": batch, "loop_shape": shape, "wall_s": wall,
+                 "traced": True})
+    summary = device_time(work / "trace", seconds=max(
+        10.0, seconds - (time.monotonic() - started) - 15))
     results.add({"batch": batch, "loop_shape": shape, "wall_s": wall,
                  "events": summary["events"],
+                 "complete": summary["complete"],
                  "event_ms": summary["event_ms"],
                  "busy_fraction": summary["event_ms"] / 1e3 / wall})
     for row in summary["top"]:

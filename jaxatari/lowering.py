@@ -116,10 +116,13 @@ Compiled for an H100 without one (`benchmarks/gpu_aot.py`, Pong, 4,096
 consoles, an undrawn frame), one trip of the instruction loop launched
 157 kernels as `loop` (the shape the H200 ran), 92 as `unrolled` and 58
 as `packed`; with small updates as selects (`updates.selected`) and
-small reductions folded (`folds`), `packed` launches 37. On the H200 the
-`loop` program ran at about 1.5 us a launch, launch-bound (BENCHMARKS.md,
-"On an H200"), so `packed` is the default; the next GPU loan times all
-three (`benchmarks/gpu_session.py`, stage `frames`)."""
+small reductions folded (`folds`), `packed` launches 37, and 32 with its
+packed axis first (`Packing`). On the H200 (BENCHMARKS.md, "On an H200:
+the second loan"), `packed` ran 2.03x `loop` at 4,096 consoles and
+0.78x at 65,536, where its registers were then packed after the batch
+(strided reads); `unrolled` ran 1.45x at 4,096. `packed` stays the
+default; the next loan times it, packed axis first, against `loop`
+(`benchmarks/gpu_session.py`, stage `frames`)."""
 DEFAULT_LOOP_SHAPE = "packed"
 _loop_shape = jax.make_user_context(default_value=DEFAULT_LOOP_SHAPE)
 
@@ -218,7 +221,7 @@ def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
 
 
 class Packing:
-    """A loop carry's small leaves as one array per dtype, `lead + (n,)`.
+    """A loop carry's small leaves as one array per dtype, `(n,) + lead`.
 
     XLA:GPU copies a loop-carried buffer when the body reads its old value
     after a kernel has written the new one in place; with a state of many
@@ -227,7 +230,15 @@ class Packing:
     Packed, the new registers are written by one concatenation a trip.
     The leaves leading with `lead` (a batch's shape, or ()) and of at
     most `PACKED_MAX` elements after it are flattened after it and
-    concatenated; the others ride as they are.
+    concatenated along a new first axis; the others ride as they are.
+
+    The packed axis leads so that each register is a row across the
+    batch, contiguous in memory as the unpacked leaf was. Packed after
+    the batch (`lead + (n,)`, each console's registers together), every
+    register read was a strided gather of the whole array: on the H200 at
+    65,536 consoles that packing ran 0.78x the unpacked loop while it
+    ran 2.0x at 4,096, where the array fits in L2 (BENCHMARKS.md, "On an
+    H200: the second loan").
     """
 
     def __init__(self, carry, lead: tuple[int, ...]):
@@ -240,8 +251,9 @@ class Packing:
     def pack(self, carry):
         """`carry` (of the structure given) as (arrays, other leaves)."""
         leaves = jax.tree.leaves(carry)
-        return ([jnp.concatenate([leaves[i].reshape(self.lead + (-1,))
-                                  for i in group], axis=-1)
+        rows = lambda leaf: jnp.moveaxis(leaf.reshape(self.lead + (-1,)),
+                                         -1, 0)
+        return ([jnp.concatenate([rows(leaves[i]) for i in group], axis=0)
                  for group in self.groups],
                 [leaf for i, leaf in enumerate(leaves)
                  if i not in self.packed])
@@ -253,8 +265,9 @@ class Packing:
         for array, group in zip(arrays, self.groups):
             offset = 0
             for i in group:
-                leaves[i] = array[..., offset:offset + self.sizes[i]
-                                  ].reshape(self.shapes[i])
+                leaves[i] = jnp.moveaxis(
+                    array[offset:offset + self.sizes[i]], 0, -1
+                ).reshape(self.shapes[i])
                 offset += self.sizes[i]
         return jax.tree.unflatten(self.tree, [
             leaf if leaf is not None else next(others) for leaf in leaves])

@@ -71,3 +71,21 @@ def test_a_timed_out_stage_loses_its_children_too(tmp_path):
     assert "timed_out_after_s" in outcomes[0]
     time.sleep(6)
     assert not marker.exists()
+
+
+def test_fastest_shape_is_taken_at_the_nearest_batch_measured(tmp_path):
+    """As on the second H200 loan: `packed` won at 4K, `loop` at 64K."""
+    path = tmp_path / "results.jsonl"
+    rows = [(4096, "loop", 2616.0), (4096, "packed", 5314.1),
+            (65536, "packed", 12562.8), (65536, "loop", 16104.5),
+            (262144, "packed", 1.0)]   # one shape only: not a comparison
+    path.write_text("".join(json.dumps(
+        {"stage": "frames", "variant": "accelerator", "render": False,
+         "batch": b, "loop_shape": shape, "frames_per_s": fps}) + "\n"
+        for b, shape, fps in rows))
+    fastest = lambda batch: gpu_session._fastest_shape(path, batch)
+    assert [fastest(b) for b in (1024, 4096, 8192, 32768, 262144)] == [
+        "packed", "packed", "packed", "loop", "loop"]
+    from jaxatari import lowering
+    assert gpu_session._fastest_shape(tmp_path / "none.jsonl", 4096) == \
+        lowering.DEFAULT_LOOP_SHAPE

@@ -178,6 +178,25 @@ def test_packed_chunks_are_the_plain_chunks():
         np.testing.assert_array_equal(x, y)
 
 
+def test_packing_lays_each_register_out_as_a_row_across_the_batch():
+    """The packed axis leads, (n,) + lead: each register a contiguous row
+    over the consoles (coalesced on a GPU), and unpack inverts pack."""
+    batch = 3
+    carry = {"pc": jnp.arange(batch, dtype=jnp.int32) + 10,
+             "regs": jnp.arange(batch * 4, dtype=jnp.int32).reshape(batch, 4),
+             "grid": jnp.arange(batch * 6, dtype=jnp.int32).reshape(
+                 batch, 2, 3)}
+    packing = lowering.Packing(carry, (batch,))
+    (array,), rest = packing.pack(carry)
+    assert rest == [] and array.shape == (1 + 4 + 6, batch)
+    leaves = jax.tree.leaves(carry)
+    expected = np.concatenate([np.asarray(x).reshape(batch, -1).T
+                               for x in leaves])
+    np.testing.assert_array_equal(array, expected)
+    for x, y in zip(leaves, jax.tree.leaves(packing.unpack(([array], [])))):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_loop_shape_rejects_an_unknown_shape():
     with pytest.raises(ValueError, match="unknown loop shape"):
         with lowering.loop_shape("rolled"):
