@@ -23,7 +23,13 @@ episodes, the same episodes for both (`fresh_returns`): the training
 score is a max over noisy scores and biased upward the more
 configurations it is taken over. The figures per seed: both scores, the
 fresh return's standard error, the frames each method stepped, and how
-many phases HyperTrick gave random search's winner.
+many phases HyperTrick gave random search's winner. With `--retrains K`,
+each method's chosen configuration is also trained K more times from
+fresh keys and each run measured on fresh episodes (`configuration_return`):
+one training run of a configuration is chaotic in its floating point (the
+same configuration and key trained in the two methods' programs of
+different sizes ends hundreds apart), so that is the figure for the
+configuration a search found, apart from its one run's luck.
 
 Prints one JSON line per run and a summary line per method; for
 `hypertrick` also a `hypertrick_vs_random` line (`compare`).
@@ -39,6 +45,7 @@ Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4]
        python benchmarks/population.py hypertrick [--seeds 0 1 2 3 4]
            [--budget 32] [--search-budget 32] [--phases 4]
            [--phase-updates 250] [--eviction-fraction 0.5]
+           [--score-window 50] [--retrains 8]
        python benchmarks/population.py atari-cost [--members 16]
            [--envs-each 1] [--updates 2] [--repeats 1] [--env-only]
 """
@@ -60,6 +67,9 @@ from jaxatari.population import es, hypertrick, pbt, spaces
 SPACE = {"learning_rate": spaces.LogUniform(1e-5, 1e-1),
          "ent_coef": spaces.LogUniform(1e-4, 0.05)}
 MEMBERS, READY, GENERATIONS = 16, 200, 15
+SCORE_WINDOW = 50
+"""Updates a score averages (250 env steps of each of 8 envs, at most a
+few CartPole episodes each); `hypertrick --score-window` changes it."""
 
 
 def agent(updates: int) -> core.Agent:
@@ -123,7 +133,7 @@ def run_pbt(seed: int, search: bool) -> dict[str, Any]:
     fresh episodes, the population's median and its frames."""
     learner = agent(READY * GENERATIONS)
     config = pbt.PBTConfig(members=MEMBERS, ready_updates=READY,
-                           generations=GENERATIONS, score_window=50,
+                           generations=GENERATIONS, score_window=SCORE_WINDOW,
                            exploit=not search, explore=not search)
     row, state, scores = best_by_last_score(config, learner, seed)
     return {"benchmark": "pbt", "method": "random" if search else "pbt",
@@ -149,6 +159,8 @@ def hypertrick_run(seed: int, ht: hypertrick.HyperTrickConfig,
             "eviction_fraction": ht.eviction_fraction,
             "best_config": summary["best_config"],
             "best_score": summary["best_score"],
+            "best_hparams": {name: float(summary["best_hparams"][name])
+                             for name in SPACE},
             **fresh_figures(learner, state.best.params, seed),
             "frames": summary["frames_spent"],
             "frames_full_training": summary["frames_full_training"],
@@ -158,25 +170,63 @@ def hypertrick_run(seed: int, ht: hypertrick.HyperTrickConfig,
 
 
 def search_run(seed: int, budget: int, phases: int, phase_updates: int,
-               learner: core.Agent) -> dict[str, Any]:
+               learner: core.Agent,
+               score_window: int = SCORE_WINDOW) -> dict[str, Any]:
     """Random search: `budget` configurations trained to the end (PBT
     with exploit and explore off); its best by last score, re-measured
     on fresh episodes, and its frames."""
     search = pbt.PBTConfig(members=budget, ready_updates=phase_updates,
-                           generations=phases, score_window=50,
+                           generations=phases, score_window=score_window,
                            exploit=False, explore=False)
-    row, _, _ = best_by_last_score(search, learner, seed)
+    row, state, _ = best_by_last_score(search, learner, seed)
     row["best_config"] = row.pop("best_member")
+    row["best_hparams"] = {name: float(getattr(state.members.hparams, name)[
+        row["best_config"]]) for name in SPACE}
     return {"benchmark": "hypertrick", "method": "random", "seed": seed,
             "budget": budget, **row}
 
 
+def configuration_return(learner: core.Agent, hparams: dict[str, float],
+                         updates: int, seed: int,
+                         retrains: int) -> dict[str, Any]:
+    """How good a configuration is, apart from the luck of one training
+    run: `retrains` fresh trainings of it (one program, fixed
+    hyperparameters, `agent.init` keys from a stream of their own), each
+    trained for `updates` updates and measured on 64 fresh episodes.
+
+    Returns:
+        `config_return` (the mean of the retrains' fresh returns),
+        `config_stderr` (its standard error) and `config_returns`.
+    """
+    fixed = {name: spaces.Categorical((float(hparams[name]),))
+             for name in SPACE}
+    config = pbt.PBTConfig(members=retrains, ready_updates=updates,
+                           generations=1, exploit=False, explore=False,
+                           truncation=0.5)   # unused (no exploit); valid
+                           # for any retrains >= 2
+    state, _ = jax.block_until_ready(jax.jit(pbt.make_train(
+        config, learner, fixed))(jax.random.key(20_000 + seed)))
+    returns = np.array([float(np.mean(np.asarray(fresh_returns(
+        learner, jax.tree.map(lambda x: x[k], state.members.params),
+        seed)))) for k in range(retrains)])
+    return {"config_return": float(returns.mean()),
+            "config_stderr": float(returns.std(ddof=1)
+                                   / np.sqrt(retrains)),
+            "config_returns": [round(float(r), 2) for r in returns]}
+
+
 def run_hypertrick(seed: int, budget: int, phases: int, phase_updates: int,
                    eviction_fraction: float = 0.5,
-                   search_budget: int | None = None
+                   search_budget: int | None = None,
+                   score_window: int = SCORE_WINDOW, retrains: int = 0
                    ) -> list[dict[str, Any]]:
     """HyperTrick with `budget` configurations against random search with
-    `search_budget` (default `budget`), one master seed.
+    `search_budget` (default `budget`), one master seed, both scoring
+    (ranking, evicting and selecting) by the mean return of the last
+    `score_window` updates. With `retrains`, each method's selected
+    configuration is also retrained that many times from fresh keys
+    (`configuration_return`): the quality of the configuration found,
+    apart from its one training run's luck.
 
     Returns:
         The HyperTrick row (with `search_best_phases_reached`: the phases
@@ -187,14 +237,20 @@ def run_hypertrick(seed: int, budget: int, phases: int, phase_updates: int,
     ht = hypertrick.HyperTrickConfig(
         members=8, budget=budget, phases=phases,
         phase_updates=phase_updates, eviction_fraction=eviction_fraction,
-        score_window=50)
+        score_window=score_window)
     mine = hypertrick_run(seed, ht, learner)
+    mine["score_window"] = score_window
     searched = search_run(seed, search_budget or budget, phases,
-                          phase_updates, learner)
+                          phase_updates, learner, score_window)
     reached = mine.pop("phases_reached")
     winner = searched["best_config"]
     mine["search_best_phases_reached"] = (reached[winner]
                                           if winner < budget else None)
+    if retrains:
+        for row in (mine, searched):
+            row.update(configuration_return(
+                learner, row["best_hparams"], phases * phase_updates, seed,
+                retrains))
     return [mine, searched]
 
 
@@ -344,7 +400,37 @@ def compare(rows: list[dict[str, Any]]) -> dict[str, Any]:
             ht["best_fresh_return"] >= rs["best_fresh_return"] - margin
             for (ht, rs), margin in zip(pairs, margins)),
         "frames_ratio": {"mean": round(float(np.mean(ratios)), 3),
-                         "per_seed": [round(r, 3) for r in ratios]}}
+                         "per_seed": [round(r, 3) for r in ratios]},
+        **_compare_configurations(pairs)}
+
+
+def _compare_configurations(pairs: list[tuple[dict, dict]]
+                            ) -> dict[str, Any]:
+    """With `--retrains`: the seeds where both chose the same
+    configuration, where HyperTrick's configuration retrains at least
+    as well as random search's within two standard errors of the
+    difference (and with fewer frames), and the mean difference with its
+    standard error over seeds."""
+    pairs = [(ht, rs) for ht, rs in pairs if "config_return" in ht]
+    if not pairs:
+        return {}
+    diffs = np.array([ht["config_return"] - rs["config_return"]
+                      for ht, rs in pairs])
+    good = [ht["config_return"] >= rs["config_return"] - 2 * float(
+        np.hypot(ht["config_stderr"], rs["config_stderr"]))
+        for ht, rs in pairs]
+    fewer = [ht["frames"] < rs["frames"] for ht, rs in pairs]
+    return {
+        "same_configuration": sum(ht["best_hparams"] == rs["best_hparams"]
+                                  for ht, rs in pairs),
+        "config_within_2se_or_better": sum(good),
+        "config_as_good_fewer_frames": sum(g and f
+                                           for g, f in zip(good, fewer)),
+        "config_difference": {
+            "mean": round(float(diffs.mean()), 2),
+            "stderr": round(float(diffs.std(ddof=1) / np.sqrt(diffs.size)),
+                            2) if diffs.size > 1 else None,
+            "per_seed": [round(float(d), 2) for d in diffs]}}
 
 
 def main() -> None:
@@ -368,6 +454,12 @@ def main() -> None:
     top.add_argument("--search-budget", type=int, default=None,
                      help="random search's configurations (default: "
                           "--budget)")
+    top.add_argument("--retrains", type=int, default=0,
+                     help="hypertrick: retrain each method's selected "
+                          "configuration this many times from fresh keys")
+    top.add_argument("--score-window", type=int, default=SCORE_WINDOW,
+                     help="hypertrick: updates a score averages, for "
+                          "both methods")
     args = top.parse_args()
     if args.mode == "atari-cost":
         measure = env_cost if args.env_only else atari_cost
@@ -383,7 +475,8 @@ def main() -> None:
         else:
             new = run_hypertrick(seed, args.budget, args.phases,
                                  args.phase_updates, args.eviction_fraction,
-                                 args.search_budget)
+                                 args.search_budget, args.score_window,
+                                 args.retrains)
         for row in new:
             print(json.dumps(row), flush=True)
         rows += new
