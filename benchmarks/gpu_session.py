@@ -35,6 +35,10 @@ In order (the headline figures first; `DEFAULT_STAGES`):
 * `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
   envs, 20 M steps; no emulator), as its command runs it: the wall time
   and its record (`$OUT/main_record.json`).
+* `pallas`: `benchmarks/pallas_probe.py`, a toy instruction loop (a
+  table read, a RAM read and a RAM write a step, 6,784 steps) as one
+  Pallas kernel against XLA's loop of kernels, at 4K and 64K: the
+  ceiling on what one kernel a frame would save.
 * `profile`: one undrawn frame at 4K under `jax.profiler`: the kernels'
   summed time against the call's wall time (how busy the launches keep
   the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
@@ -94,9 +98,9 @@ that loop and cond predicates can stay on the device."""
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
 STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
-          "others", "flags", "population", "ppo")
-DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "profile",
-                  "throughput", "others", "flags")
+          "others", "flags", "pallas", "population", "ppo")
+DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "pallas",
+                  "profile", "throughput", "others", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
 (BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
@@ -107,6 +111,7 @@ saturation, the profile and the main job's end unmeasured: they come
 before the preset now."""
 SHARES = {"smoke": 0.04, "frames": 0.3, "saturation": 0.15, "main": 0.14,
           "profile": 0.1, "throughput": 0.17, "others": 0.1, "flags": 0.06,
+          "pallas": 0.06,
           "population": 0.05, "ppo": 0.33}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
@@ -120,7 +125,8 @@ SIZES = {
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
              "main_frames": 20_000_000,
-             "members": 16, "envs_each": 64},
+             "members": 16, "envs_each": 64,
+             "probe_batches": [4096, 65536], "probe_steps": 6784},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "frame_repeats": 1, "saturation_batch": 8,
@@ -128,7 +134,8 @@ SIZES = {
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
              "ppo_sets": [],
              "main_frames": 64 * 128 * 2,
-             "members": 2, "envs_each": 1},
+             "members": 2, "envs_each": 1,
+             "probe_batches": [128], "probe_steps": 20},
 }
 
 
@@ -426,6 +433,25 @@ def stage_saturation(results: Results, size: dict[str, Any],
     memory = _memory()
     results.add({**row, **memory, "peak_bytes_per_console": memory.get(
         "peak_bytes_in_use", 0) / batch})
+
+
+def stage_pallas(results: Results, size: dict[str, Any],
+                 seconds: float) -> None:
+    """`benchmarks/pallas_probe.py`: a toy instruction loop (a table read,
+    a RAM read and write a step) as one Pallas kernel against XLA's loop
+    of kernels, a frame's worth of steps: the ceiling on what one kernel
+    a frame would save (#18's design question)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pallas_probe   # noqa: E402 (benchmarks/pallas_probe.py)
+    for batch in size["probe_batches"]:
+        for system in ("pallas", "xla"):
+            try:
+                row = pallas_probe.measure(system, batch,
+                                           size["probe_steps"], 3)
+            except Exception as error:   # a lowering the GPU refuses
+                row = {"system": system, "batch": batch, "error":
+                       f"{type(error).__name__}: {str(error)[:400]}"}
+            results.add({**row, **_memory()})
 
 
 def stage_flags(results: Results, size: dict[str, Any],
