@@ -41,7 +41,7 @@ envs, frames/s of each, and the bytes of one member's state. With
 agent), which splits the population's cost into the env's and the
 agents'.
 
-Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4]
+Usage: python benchmarks/population.py pbt [--seeds 0 1 2 3 4] [--generations 15]
        python benchmarks/population.py hypertrick [--seeds 0 1 2 3 4]
            [--budget 32] [--search-budget 32] [--phases 4]
            [--phase-updates 250] [--eviction-fraction 0.5]
@@ -127,13 +127,15 @@ def best_by_last_score(config: pbt.PBTConfig, learner: core.Agent,
              "seconds": round(seconds, 1)}, state, scores)
 
 
-def run_pbt(seed: int, search: bool) -> dict[str, Any]:
+def run_pbt(seed: int, search: bool,
+            generations: int = GENERATIONS) -> dict[str, Any]:
     """PBT (or, with `search`, random search: exploit and explore off)
-    for one master seed: its best member by last score, re-measured on
-    fresh episodes, the population's median and its frames."""
-    learner = agent(READY * GENERATIONS)
+    for one master seed, `generations` of `READY` updates: its best
+    member by last score, re-measured on fresh episodes, the population's
+    median and its frames."""
+    learner = agent(READY * generations)
     config = pbt.PBTConfig(members=MEMBERS, ready_updates=READY,
-                           generations=GENERATIONS, score_window=SCORE_WINDOW,
+                           generations=generations, score_window=SCORE_WINDOW,
                            exploit=not search, explore=not search)
     row, state, scores = best_by_last_score(config, learner, seed)
     return {"benchmark": "pbt", "method": "random" if search else "pbt",
@@ -454,6 +456,8 @@ def main() -> None:
     top.add_argument("--search-budget", type=int, default=None,
                      help="random search's configurations (default: "
                           "--budget)")
+    top.add_argument("--generations", type=int, default=GENERATIONS,
+                     help=f"pbt: generations of {READY} updates")
     top.add_argument("--retrains", type=int, default=0,
                      help="hypertrick: retrain each method's selected "
                           "configuration this many times from fresh keys")
@@ -471,7 +475,8 @@ def main() -> None:
     rows = []
     for seed in args.seeds:
         if args.mode == "pbt":
-            new = [run_pbt(seed, search=False), run_pbt(seed, search=True)]
+            new = [run_pbt(seed, False, args.generations),
+                   run_pbt(seed, True, args.generations)]
         else:
             new = run_hypertrick(seed, args.budget, args.phases,
                                  args.phase_updates, args.eviction_fraction,
