@@ -9,6 +9,8 @@ prepares here and runs one command there:
     python benchmarks/gpu_session.py prepare     # here: .device/wheels
     # device tool: run(command="python3 benchmarks/gpu_session.py run
     #     --minutes 8", carry=[".device"], timeout_s=560)
+    # then, on the warm machine (its idle release is about 30 s):
+    #     run --minutes 4 --stages population   (timeout_s=290)
 
 `run` installs the carried wheels into a folder of /tmp (no network), then
 runs the stages below in order, each in its own process with its own
@@ -47,15 +49,16 @@ In order (the headline figures first; `DEFAULT_STAGES`):
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
   with the GPU's peak memory.
-* `others`: the preset on Breakout and Ms. Pac-Man at 4K.
 * `flags`: `frames` at 4K only (`loop` and `packed`), with CUDA-graph
   command buffers for while loops and conditionals (`COMMAND_BUFFERS`):
   the first H200 run measured them on `loop` only (0.92x).
 
-By name only (`--stages`): `population` (16 A2C members against one
-agent of 16x the envs) and `ppo` (`jaxatari train pong --algo ppo`,
-resumable by a second call); the first H200 run showed them not worth a
-loan at today's speed.
+By name only (`--stages`): `others` (the preset on Breakout and Ms.
+Pac-Man at 4K, measured on the second loan), `population` (16 A2C
+members of 64 envs against one agent of 1,024 on the preset: #20's GPU
+cost; its two compiles need a call of their own, the second one above)
+and `ppo` (`jaxatari train pong --algo ppo`, resumable by a second
+call; not worth a loan at today's speed).
 
 Compiled programs go to JAX's persistent cache (`~/.cache/jaxatari/xla`),
 so a second call on the same warm machine skips their compiles.
@@ -100,7 +103,7 @@ TRACE_MB = 40
 STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
           "others", "flags", "pallas", "population", "ppo")
 DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "pallas",
-                  "profile", "throughput", "others", "flags")
+                  "profile", "throughput", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
 (BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
@@ -109,7 +112,7 @@ command buffers (`flags`) were measured once; they stay, by name. The
 second run (at 52ca300) timed the preset on all three games and left
 saturation, the profile and the main job's end unmeasured: they come
 before the preset now."""
-SHARES = {"smoke": 0.04, "frames": 0.3, "saturation": 0.15, "main": 0.14,
+SHARES = {"smoke": 0.04, "frames": 0.28, "saturation": 0.15, "main": 0.16,
           "profile": 0.1, "throughput": 0.17, "others": 0.1, "flags": 0.06,
           "pallas": 0.06,
           "population": 0.05, "ppo": 0.33}
