@@ -34,19 +34,6 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 from jaxatari import _config, cpu6502, flatbus  # noqa: E402
 
 
-def random_programs(batch: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    memory = rng.integers(0, 256, (batch, 0x10000), np.uint8)
-    memory[np.isin(memory, cpu6502.JAM_OPCODES)] = 0xEA
-    regs = rng.integers(0, 256, (6, batch)).astype(np.int32)
-    regs[4] = rng.integers(0, 0x10000, batch)
-    cpu = cpu6502.CPUState(
-        a=regs[0], x=regs[1], y=regs[2], sp=regs[3], pc=regs[4],
-        p=regs[5] | 0x30, cycles=np.zeros(batch, np.int32),
-        jammed=np.zeros(batch, bool))
-    return cpu, flatbus.flat_memory(memory)
-
-
 def measure_jax(batch: int, steps: int, repeats: int) -> dict:
     """Median instructions/s of jit(vmap(run)) over `repeats` timed calls."""
     devices = jax.devices()
@@ -54,7 +41,7 @@ def measure_jax(batch: int, steps: int, repeats: int) -> dict:
         devices = devices[:1]
     mesh = Mesh(np.array(devices), ("batch",))
     shard = NamedSharding(mesh, PartitionSpec("batch"))
-    cpu, memory = jax.device_put(random_programs(batch), shard)
+    cpu, memory = jax.device_put(flatbus.random_programs(batch), shard)
     run = jax.jit(jax.vmap(lambda c, m: cpu6502.run(
         c, m, flatbus.FLAT_BUS, steps)), donate_argnums=(0, 1))
     cpu, memory = jax.block_until_ready(run(cpu, memory))  # compile, warm
@@ -77,7 +64,7 @@ def measure_py65(instructions: int, repeats: int) -> dict:
     except ImportError:
         return dict(system="py65", skipped="py65 is not installed: "
                     "pip install -e '.[test]' to measure it")
-    cpu, memory = random_programs(1)
+    cpu, memory = flatbus.random_programs(1)
     rates = []
     for _ in range(repeats):
         mpu = MPU(memory=np.asarray(memory.memory[0]).tolist() + [0, 0],

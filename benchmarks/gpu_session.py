@@ -40,7 +40,9 @@ In order (the headline figures first; `DEFAULT_STAGES`):
 * `pallas`: `benchmarks/pallas_probe.py`, a toy instruction loop (a
   table read, a RAM read and a RAM write a step, 6,784 steps) as one
   Pallas kernel against XLA's loop of kernels, at 4K and 64K: the
-  ceiling on what one kernel a frame would save.
+  ceiling on what one kernel a frame would save; then `cpu6502.step`
+  itself on random programs both ways (1,000 instructions, 4K and 16K
+  CPUs).
 * `profile`: one undrawn frame at 4K under `jax.profiler`: the kernels'
   summed time against the call's wall time (how busy the launches keep
   the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
@@ -129,7 +131,8 @@ SIZES = {
              "ppo_sets": ["num_minibatches=32"],
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
-             "probe_batches": [4096, 65536], "probe_steps": 6784},
+             "probe_batches": [4096, 65536], "probe_steps": 6784,
+             "cpu_probe_batches": [4096, 16384], "cpu_probe_steps": 1000},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "frame_repeats": 1, "saturation_batch": 8,
@@ -138,7 +141,8 @@ SIZES = {
              "ppo_sets": [],
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
-             "probe_batches": [128], "probe_steps": 20},
+             "probe_batches": [128], "probe_steps": 20,
+             "cpu_probe_batches": [128], "cpu_probe_steps": 10},
 }
 
 
@@ -443,14 +447,18 @@ def stage_pallas(results: Results, size: dict[str, Any],
     """`benchmarks/pallas_probe.py`: a toy instruction loop (a table read,
     a RAM read and write a step) as one Pallas kernel against XLA's loop
     of kernels, a frame's worth of steps: the ceiling on what one kernel
-    a frame would save (#18's design question)."""
+    a frame would save (#18's design question); then the real CPU core
+    (`cpu6502.step` on random programs) both ways."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import pallas_probe   # noqa: E402 (benchmarks/pallas_probe.py)
-    for batch in size["probe_batches"]:
+    plan = [(pallas_probe.measure, batch, size["probe_steps"])
+            for batch in size["probe_batches"]] + [
+        (pallas_probe.measure_cpu, batch, size["cpu_probe_steps"])
+        for batch in size["cpu_probe_batches"]]
+    for timed, batch, steps in plan:
         for system in ("pallas", "xla"):
             try:
-                row = pallas_probe.measure(system, batch,
-                                           size["probe_steps"], 3)
+                row = timed(system, batch, steps, 3)
             except Exception as error:   # a lowering the GPU refuses
                 row = {"system": system, "batch": batch, "error":
                        f"{type(error).__name__}: {str(error)[:400]}"}

@@ -24,7 +24,14 @@ consoles:
   consoles per program, the table and RAM read and written through refs.
 
 Both give the same bits (`tests/test_pallas_probe.py` checks them
-against numpy, the kernel in Pallas's interpreter). It prints one JSON
+against numpy, the kernel in Pallas's interpreter).
+
+`--workload cpu6502` runs the real CPU core the same two ways:
+`benchmarks/cpu.py`'s random programs on a flat 64 KiB memory a console,
+`vmap(cpu6502.run)` against `cpu6502.step` unchanged inside one kernel
+(its control table and the memory read and written through refs:
+`cpu6502.step`'s `control` argument and `_ref_bus`); the test checks
+the registers and memory equal bit for bit. It prints one JSON
 line per (system, batch): seconds per call (median of `--repeats`) and
 steps per second per console. A toy step is about 10 operations, where
 an emulated instruction is thousands of selected ones, so the figure is
@@ -32,7 +39,7 @@ a ceiling on launch savings, not a frame rate.
 
 Usage (on a GPU; `benchmarks/gpu_session.py` stage `pallas`):
     python benchmarks/pallas_probe.py [--batches 4096 65536]
-        [--steps 6784] [--repeats 3]
+        [--steps 6784] [--repeats 3] [--workload toy|cpu6502]
 """
 from __future__ import annotations
 
@@ -130,6 +137,88 @@ def reference(table: np.ndarray, pc: np.ndarray, a: np.ndarray,
     return pc, a, ram
 
 
+class _RefRow:
+    """An opcode's row of `cpu6502.CONTROL_TABLE`, each column read
+    through the table's ref when indexed (what `cpu6502.step`'s `control`
+    returns inside a kernel)."""
+
+    def __init__(self, table_ref, opcode: jax.Array):
+        self.table_ref, self.opcode = table_ref, opcode
+
+    def __getitem__(self, column: int) -> jax.Array:
+        return self.table_ref[self.opcode, jnp.full_like(self.opcode,
+                                                         column)]
+
+
+def _ref_bus(memory_ref, lanes: jax.Array):
+    """`cpu6502.Bus` over each console's 64 KiB row of `memory_ref`, read
+    and written through the ref (writes land at once: a read sees the
+    instruction's earlier writes, as `flatbus` makes them appear)."""
+    from jaxatari import cpu6502
+
+    def read(state, address, cycle, enabled):
+        return state, memory_ref[lanes, address & 0xFFFF].astype(jnp.int32)
+
+    def write(state, address, value, cycle, enabled):
+        address = address & 0xFFFF
+        old = memory_ref[lanes, address]
+        memory_ref[lanes, address] = jnp.where(
+            enabled, value.astype(old.dtype), old)
+        return state
+    return cpu6502.Bus(read=read, write=write)
+
+
+def cpu_xla(cpu, memory: jax.Array, steps: int):
+    """`benchmarks/cpu.py`'s workload: `vmap(cpu6502.run)` on the flat
+    64 KiB bus (XLA's loop of kernels): the CPU state and the memory."""
+    from jaxatari import cpu6502, flatbus
+    cpu, bus_state = jax.vmap(lambda c, m: cpu6502.run(
+        c, flatbus.flat_memory(m), flatbus.FLAT_BUS, steps))(cpu, memory)
+    return cpu, bus_state.memory
+
+
+def cpu_pallas(cpu, memory: jax.Array, steps: int,
+               interpret: bool = False):
+    """The same run of `cpu6502.step`, unchanged, in one Pallas kernel:
+    `BLOCK` CPUs a program, their registers as vectors, the control
+    table and the memory read and written through refs (the memory in
+    place)."""
+    from jax.experimental import pallas as pl
+    from jaxatari import cpu6502
+    fields = list(cpu.__dataclass_fields__)
+
+    def kernel(table_ref, memory_ref, *refs):
+        ins, outs = refs[:len(fields)], refs[len(fields):-1]
+        lanes = jnp.arange(BLOCK, dtype=jnp.int32)
+        bus = _ref_bus(refs[-1], lanes)
+        state = cpu6502.CPUState(**{name: ref[...] for name, ref
+                                    in zip(fields, ins)})
+        state = jax.lax.fori_loop(0, steps, lambda _, c: cpu6502.step(
+            c, (), bus, control=lambda op: _RefRow(table_ref, op))[0],
+            state)
+        for name, ref in zip(fields, outs):
+            ref[...] = getattr(state, name)
+
+    table = jnp.asarray(cpu6502.CONTROL_TABLE, jnp.int32)
+    lane_block = pl.BlockSpec((BLOCK,), lambda i: (i,))
+    memory_block = pl.BlockSpec((BLOCK, memory.shape[1]), lambda i: (i, 0))
+    values = [getattr(cpu, name) for name in fields]
+    params = None
+    if not interpret:
+        from jax.experimental.pallas import triton as pallas_triton
+        params = pallas_triton.CompilerParams(num_warps=BLOCK // 32)
+    *registers, memory = pl.pallas_call(
+        kernel, grid=(memory.shape[0] // BLOCK,),
+        out_shape=[jax.ShapeDtypeStruct(v.shape, v.dtype) for v in values]
+        + [jax.ShapeDtypeStruct(memory.shape, memory.dtype)],
+        in_specs=[pl.BlockSpec(table.shape, lambda i: (0, 0)), memory_block]
+        + [lane_block] * len(fields),
+        out_specs=[lane_block] * len(fields) + [memory_block],
+        input_output_aliases={1: len(fields)},
+        interpret=interpret, compiler_params=params)(table, memory, *values)
+    return cpu6502.CPUState(**dict(zip(fields, registers))), memory
+
+
 def inputs(batch: int, seed: int = 0):
     """A table, and each console's pc, a and RAM, drawn from `seed`."""
     rng = np.random.default_rng(seed)
@@ -137,6 +226,17 @@ def inputs(batch: int, seed: int = 0):
             rng.integers(0, 4096, batch).astype(np.int32),
             rng.integers(0, 256, batch).astype(np.int32),
             rng.integers(0, 256, (batch, RAM)).astype(np.uint8))
+
+
+def _timed(run, args, repeats: int) -> tuple[float, float]:
+    """The first call's seconds (it compiles) and the median of `repeats`
+    calls after it."""
+    times = []
+    for _ in range(repeats + 1):
+        begin = time.perf_counter()
+        jax.block_until_ready(run(*args))
+        times.append(time.perf_counter() - begin)
+    return times[0], statistics.median(times[1:])
 
 
 def measure(system: str, batch: int, steps: int, repeats: int) -> dict:
@@ -147,18 +247,31 @@ def measure(system: str, batch: int, steps: int, repeats: int) -> dict:
         *x, interpret=interpret)}[system]
     run = jax.jit(lambda *x: loop(*x, steps))
     args = [jnp.asarray(x) for x in inputs(batch)]
-    begin = time.perf_counter()
-    jax.block_until_ready(run(*args))
-    first = time.perf_counter() - begin
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        jax.block_until_ready(run(*args))
-        times.append(time.perf_counter() - begin)
-    seconds = statistics.median(times)
+    first, seconds = _timed(run, args, repeats)
     return {"system": system, "batch": batch, "steps": steps,
             "first_call_s": round(first, 2), "seconds_per_call": seconds,
             "steps_per_s": steps * batch / seconds,
+            "backend": jax.default_backend(),
+            "interpreted": interpret and system == "pallas"}
+
+
+def measure_cpu(system: str, batch: int, steps: int,
+                repeats: int) -> dict:
+    """`benchmarks/cpu.py`'s random programs, `steps` instructions a
+    call, on XLA's loop or in one Pallas kernel: seconds per call (median
+    of `repeats` after a call that compiles) and instructions/s."""
+    from jaxatari.flatbus import random_programs
+    interpret = jax.default_backend() == "cpu"
+    loop = {"xla": cpu_xla, "pallas": lambda *x: cpu_pallas(
+        *x, interpret=interpret)}[system]
+    cpu, flat = random_programs(batch)
+    args = (jax.tree.map(jnp.asarray, cpu), jnp.asarray(flat.memory))
+    run = jax.jit(lambda c, m: loop(c, m, steps))
+    first, seconds = _timed(run, args, repeats)
+    return {"workload": "cpu6502", "system": system, "batch": batch,
+            "steps": steps, "first_call_s": round(first, 2),
+            "seconds_per_call": seconds,
+            "instructions_per_s": steps * batch / seconds,
             "backend": jax.default_backend(),
             "interpreted": interpret and system == "pallas"}
 
@@ -172,11 +285,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--systems", nargs="+", default=["pallas", "xla"],
                         choices=["pallas", "xla"])
+    parser.add_argument("--workload", choices=["toy", "cpu6502"],
+                        default="toy")
     args = parser.parse_args()
+    timed = measure if args.workload == "toy" else measure_cpu
     for batch in args.batches:
         for system in args.systems:
             try:
-                row = measure(system, batch, args.steps, args.repeats)
+                row = timed(system, batch, args.steps, args.repeats)
             except Exception as error:   # report it, go on to the next
                 row = {"system": system, "batch": batch,
                        "error": f"{type(error).__name__}: {str(error)[:300]}"}

@@ -791,8 +791,16 @@ def _branch(cpu: CPUState, ctl, offset):
     return taken, target, extra
 
 
+def control_row(opcode: jax.Array) -> jax.Array:
+    """The opcode's row of `CONTROL_TABLE` (a gather): what `step` looks
+    up by default."""
+    return jnp.asarray(CONTROL_TABLE)[opcode]
+
+
 def step(cpu: CPUState, bus_state: BusState, bus: Bus,
-         enabled: bool | jax.Array = True) -> tuple[CPUState, BusState]:
+         enabled: bool | jax.Array = True,
+         control: Callable[[jax.Array], Any] = control_row
+         ) -> tuple[CPUState, BusState]:
     """Execute one instruction.
 
     Args:
@@ -803,6 +811,10 @@ def step(cpu: CPUState, bus_state: BusState, bus: Bus,
             wait); a CPU not enabled is left unchanged and its accesses
             are disabled, so a bus that keeps its contract leaves the bus
             state unchanged too.
+        control: the opcode's row of `CONTROL_TABLE`, anything indexed
+            by a column number (`control_row`, a gather, by default; a
+            Pallas kernel, which cannot gather from values, reads the
+            table through a ref instead: `benchmarks/pallas_probe.py`).
 
     Returns:
         The new CPU state and bus state. A jammed CPU is left unchanged and
@@ -812,7 +824,7 @@ def step(cpu: CPUState, bus_state: BusState, bus: Bus,
     live = ~cpu.jammed & enabled
     bus_state = bus.settle(bus_state)
     bus_state, opcode = bus.read(bus_state, cpu.pc, cpu.cycles, live)
-    ctl = jnp.asarray(CONTROL_TABLE)[opcode]
+    ctl = control(opcode)
     col = lambda name: ctl[_COL[name]]
     cycle = cpu.cycles + col("cycles")
     bus_state, (b1, b2, b3, b4) = _fetch(cpu, ctl, bus_state, bus, live, cycle)

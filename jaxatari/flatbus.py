@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxatari import cpu6502
 from jaxatari.cpu6502 import Bus
 
 MAX_WRITES = 3  # the most writes one instruction makes (BRK)
@@ -74,3 +75,28 @@ def _flat_settle(state: FlatMemory) -> FlatMemory:
 
 #: A bus whose state is a `FlatMemory`: 64 KiB of RAM, no devices.
 FLAT_BUS = Bus(read=_flat_read, write=_flat_write, settle=_flat_settle)
+
+
+def random_programs(batch: int, seed: int = 0
+                    ) -> tuple[cpu6502.CPUState, FlatMemory]:
+    """`batch` CPUs, each on its own random code: random memory (the JAM
+    opcodes replaced by NOP) and random registers, so a batch diverges at
+    once (the workload of `benchmarks/cpu.py`), as numpy arrays.
+
+    Args:
+        batch: how many CPUs.
+        seed: numpy's seed for the draws.
+
+    Returns:
+        The CPUs' state and their `FlatMemory`.
+    """
+    rng = np.random.default_rng(seed)
+    memory = rng.integers(0, 256, (batch, 0x10000), np.uint8)
+    memory[np.isin(memory, cpu6502.JAM_OPCODES)] = 0xEA
+    regs = rng.integers(0, 256, (6, batch)).astype(np.int32)
+    regs[4] = rng.integers(0, 0x10000, batch)
+    cpu = cpu6502.CPUState(
+        a=regs[0], x=regs[1], y=regs[2], sp=regs[3], pc=regs[4],
+        p=regs[5] | 0x30, cycles=np.zeros(batch, np.int32),
+        jammed=np.zeros(batch, bool))
+    return cpu, flat_memory(memory)

@@ -1,6 +1,6 @@
 """`benchmarks/pallas_probe.py`: the toy loop as XLA lowers the emulator
 and as one Pallas kernel (in Pallas's interpreter here) give numpy's
-bits."""
+bits, and `cpu6502.step` in one kernel gives `vmap(cpu6502.run)`'s."""
 from __future__ import annotations
 
 import importlib.util
@@ -42,3 +42,19 @@ def test_the_pallas_kernel_is_numpys(expected):
     # the loop did move every console
     assert np.all(expected[0] != probe.inputs(BATCH)[1]) or np.any(
         expected[2] != probe.inputs(BATCH)[3])
+
+
+def test_the_cpu_in_one_kernel_is_the_vmapped_cpu():
+    """Random programs (`benchmarks/cpu.py`): registers and memory equal
+    after 30 instructions, through a ref bus and a ref control table."""
+    from jaxatari.flatbus import random_programs
+    cpu, flat = random_programs(2 * probe.BLOCK, seed=3)
+    memory = np.asarray(flat.memory)
+    xla = jax.jit(lambda c, m: probe.cpu_xla(c, m, 30))(cpu, memory)
+    kernel = jax.jit(lambda c, m: probe.cpu_pallas(c, m, 30, True))(
+        cpu, memory)
+    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(xla),
+                          jax.tree.leaves(xla), jax.tree.leaves(kernel)):
+        np.testing.assert_array_equal(x, y, err_msg=str(path))
+    assert np.any(np.asarray(xla[1]) != memory)   # stores happened
+    assert np.any(np.asarray(xla[0].pc) != cpu.pc)
