@@ -31,7 +31,9 @@ against numpy, the kernel in Pallas's interpreter).
 `vmap(cpu6502.run)` against `cpu6502.step` unchanged inside one kernel
 (its control table and the memory read and written through refs:
 `cpu6502.step`'s `control` argument and `_ref_bus`); the test checks
-the registers and memory equal bit for bit. It prints one JSON
+the registers and memory equal bit for bit. `--workload surface` counts
+what the rest of a frame would have to rewrite for a kernel: the
+primitives that index an array by a traced value, by module. It prints one JSON
 line per (system, batch): seconds per call (median of `--repeats`) and
 steps per second per console. A toy step is about 10 operations, where
 an emulated instruction is thousands of selected ones, so the figure is
@@ -40,6 +42,7 @@ a ceiling on launch savings, not a frame rate.
 Usage (on a GPU; `benchmarks/gpu_session.py` stage `pallas`):
     python benchmarks/pallas_probe.py [--batches 4096 65536]
         [--steps 6784] [--repeats 3] [--workload toy|cpu6502]
+    python benchmarks/pallas_probe.py --workload surface   # any machine
 """
 from __future__ import annotations
 
@@ -276,6 +279,57 @@ def measure_cpu(system: str, batch: int, steps: int,
             "interpreted": interpret and system == "pallas"}
 
 
+INDEXED = ("gather", "dynamic_slice", "dynamic_update_slice", "scatter")
+"""The primitives that index an array by a traced value: in a Pallas
+(Triton) kernel each must become a load or store through a ref."""
+
+
+def _equations(jaxpr):
+    """Every equation of `jaxpr` and of the jaxprs inside it."""
+    for equation in jaxpr.eqns:
+        yield equation
+        for param in equation.params.values():
+            for inner in (param if isinstance(param, (list, tuple))
+                          else [param]):
+                inner = getattr(inner, "jaxpr", inner)
+                if hasattr(inner, "eqns"):
+                    yield from _equations(inner)
+
+
+def _origin(equation) -> str:
+    """The jaxatari module and function an equation was traced from."""
+    traceback = equation.source_info.traceback
+    for frame in (traceback.frames if traceback is not None else []):
+        if "/jaxatari/" in frame.file_name and not frame.file_name.endswith(
+                "lowering.py"):
+            module = frame.file_name.split("/jaxatari/")[-1]
+            return f"{module}:{frame.function_name}"
+    return "?"
+
+
+def porting_surface(game: str = "pong") -> dict:
+    """What a one-kernel frame would have to rewrite: the indexed
+    primitives (`INDEXED`) in one console's undrawn frame as the
+    accelerator's lowering traces it, by primitive and by origin."""
+    import collections
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from lowering import _consoles   # benchmarks/lowering.py
+    from jaxatari import console, lowering
+    board, state, inputs = _consoles(game, 1, True)
+    one = jax.tree.map(lambda x: x[0], (state, inputs))
+    with lowering.forced(lowering.ACCELERATOR):
+        jaxpr = jax.make_jaxpr(lambda s, i: console.frame(
+            board, s, i, False))(*one).jaxpr
+    found = [(e.primitive.name, _origin(e)) for e in _equations(jaxpr)
+             if e.primitive.name.startswith(INDEXED)]
+    return {"workload": "surface", "game": game,
+            "by_primitive": dict(collections.Counter(p for p, _ in found)),
+            "by_origin": dict(collections.Counter(
+                o for _, o in found).most_common())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+",
@@ -285,9 +339,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--systems", nargs="+", default=["pallas", "xla"],
                         choices=["pallas", "xla"])
-    parser.add_argument("--workload", choices=["toy", "cpu6502"],
+    parser.add_argument("--workload", choices=["toy", "cpu6502", "surface"],
                         default="toy")
     args = parser.parse_args()
+    if args.workload == "surface":
+        print(json.dumps(porting_surface()), flush=True)
+        return
     timed = measure if args.workload == "toy" else measure_cpu
     for batch in args.batches:
         for system in args.systems:

@@ -58,3 +58,12 @@ def test_the_cpu_in_one_kernel_is_the_vmapped_cpu():
         np.testing.assert_array_equal(x, y, err_msg=str(path))
     assert np.any(np.asarray(xla[1]) != memory)   # stores happened
     assert np.any(np.asarray(xla[0].pc) != cpu.pc)
+
+
+def test_the_porting_surface_names_where_a_frame_indexes_by_value():
+    surface = probe.porting_surface("pong")
+    assert set(surface["by_primitive"]) <= set(probe.INDEXED)
+    assert surface["by_primitive"]["gather"] > 0
+    assert "cpu6502.py:control_row" in surface["by_origin"]
+    assert sum(surface["by_origin"].values()) == sum(
+        surface["by_primitive"].values())
