@@ -41,8 +41,8 @@ In order (the headline figures first; `DEFAULT_STAGES`):
   table read, a RAM read and a RAM write a step, 6,784 steps) as one
   Pallas kernel against XLA's loop of kernels, at 4K and 64K: the
   ceiling on what one kernel a frame would save; then `cpu6502.step`
-  itself on random programs both ways (1,000 instructions, 4K and 16K
-  CPUs).
+  itself on random programs both ways (1,000 instructions, 4K CPUs:
+  64 KiB of random memory each, drawn on the host).
 * `profile`: one undrawn frame at 4K under `jax.profiler`: the kernels'
   summed time against the call's wall time (how busy the launches keep
   the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
@@ -132,7 +132,7 @@ SIZES = {
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
              "probe_batches": [4096, 65536], "probe_steps": 6784,
-             "cpu_probe_batches": [4096, 16384], "cpu_probe_steps": 1000},
+             "cpu_probe_batches": [4096], "cpu_probe_steps": 1000},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "frame_repeats": 1, "saturation_batch": 8,
