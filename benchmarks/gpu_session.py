@@ -51,9 +51,10 @@ In order (the headline figures first; `DEFAULT_STAGES`):
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
   with the GPU's peak memory.
-* `flags`: `frames` at 4K only (`loop` and `packed`), with CUDA-graph
-  command buffers for while loops and conditionals (`COMMAND_BUFFERS`):
-  the first H200 run measured them on `loop` only (0.92x).
+* `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
+  command buffers for while loops and conditionals (the first H200 run
+  measured them on `loop` only: 0.92x) and once with XLA's while-loop
+  double buffering (`FLAG_SETS`).
 
 By name only (`--stages`): `others` (the preset on Breakout and Ms.
 Pac-Man at 4K, measured on the second loan), `population` (16 A2C
@@ -97,8 +98,15 @@ device tool's KINDS.md lists the image: JAX 0.11 with CUDA 13, Python
 DEVICE_PYTHON = "3.12"
 COMMAND_BUFFERS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,"
                    "CUSTOM_CALL,CONDITIONAL,WHILE")
-"""The `flags` stage's XLA flag: CUDA graphs with conditional nodes, so
-that loop and cond predicates can stay on the device."""
+"""CUDA graphs with conditional nodes, so that loop and cond predicates
+can stay on the device."""
+FLAG_SETS = {
+    "command_buffers": COMMAND_BUFFERS,
+    "double_buffering": "--xla_gpu_enable_while_loop_double_buffering=true"}
+"""What the `flags` stage times `packed` at 4K with, one set at a time.
+Double buffering runs the instruction loop two trips a body: 59 launches
+for two instructions instead of 64 for an H100 (`gpu_aot`), at 1.5x the
+compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
@@ -115,7 +123,7 @@ second run (at 52ca300) timed the preset on all three games and left
 saturation, the profile and the main job's end unmeasured: they come
 before the preset now."""
 SHARES = {"smoke": 0.04, "frames": 0.28, "saturation": 0.15, "main": 0.16,
-          "profile": 0.1, "throughput": 0.17, "others": 0.1, "flags": 0.06,
+          "profile": 0.1, "throughput": 0.17, "others": 0.1, "flags": 0.08,
           "pallas": 0.06,
           "population": 0.05, "ppo": 0.33}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
@@ -406,8 +414,8 @@ def stage_frames(results: Results, size: dict[str, Any],
     hlo.mkdir(parents=True)
     first, last = size["frame_batches"][0], size["frame_batches"][-1]
     default = variants.DEFAULT_LOOP_SHAPE
-    plan = [(first, "loop"), (first, default)] + (
-        [] if size.get("short") else [(last, default), (last, "loop")])
+    plan = [(first, default)] if size.get("short") else [
+        (first, "loop"), (first, default), (last, default), (last, "loop")]
     for batch, shape in plan:   # the headline pairs first
         path = str(hlo / f"frame_{batch}_{shape}.txt") \
             if batch == first and not size.get("short") else None
@@ -467,15 +475,22 @@ def stage_pallas(results: Results, size: dict[str, Any],
 
 def stage_flags(results: Results, size: dict[str, Any],
                 seconds: float) -> None:
-    """`stage_frames`, short (the first batch only), with XLA's command
-    buffers on."""
-    flags = f"{os.environ.get('XLA_FLAGS', '')} {COMMAND_BUFFERS}".strip()
-    results.add({"xla_flags": flags})
-    subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve()),
-                    "stage", "frames", "--out", str(results.path.parent),
-                    "--seconds", str(int(seconds)), "--size", size["name"],
-                    "--short"], env={**os.environ, "XLA_FLAGS": flags},
-                   timeout=max(seconds - 5, 5), check=True)
+    """`stage_frames`, short (the default shape at the first batch), once
+    with each of `FLAG_SETS` added to XLA's flags; its rows carry their
+    `xla_flags`."""
+    each = seconds / len(FLAG_SETS)
+    for name, extra in FLAG_SETS.items():
+        flags = f"{os.environ.get('XLA_FLAGS', '')} {extra}".strip()
+        results.add({"flag_set": name, "xla_flags": flags})
+        try:
+            subprocess.run(
+                [sys.executable, str(pathlib.Path(__file__).resolve()),
+                 "stage", "frames", "--out", str(results.path.parent),
+                 "--seconds", str(int(each)), "--size", size["name"],
+                 "--short"], env={**os.environ, "XLA_FLAGS": flags},
+                timeout=max(each - 5, 5), check=True)
+        except (subprocess.SubprocessError, OSError) as error:
+            results.add({"flag_set": name, "error": str(error)[:300]})
 
 
 def device_time(trace_dir: pathlib.Path, count: int = 20,
