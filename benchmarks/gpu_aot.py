@@ -95,12 +95,14 @@ def compile_frame(game: str, batch: int, render: bool, shape: str,
     (as `benchmarks/lowering.py frames` runs it), the accelerator's loop
     shaped as `shape` (`lowering.LOOP_SHAPES`), compiled for the GPU; and
     the compile's seconds."""
-    board, state, inputs = _consoles(game, batch, True)
+    board, state, inputs = _consoles(game, 1, True)   # shapes only: a
+    # batch of 256K consoles would not fit this machine's memory
+    batched = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(
+        (batch,) + x.shape[1:], x.dtype, sharding=sharding), tree)
     with lowering.loop_shape(shape):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
                                                            render)))
-        lowered = step.lower(_specs(state, sharding),
-                             _specs(inputs, sharding))
+        lowered = step.lower(batched(state), batched(inputs))
     begin = time.perf_counter()
     text = lowered.compile().as_text()
     return text, time.perf_counter() - begin
