@@ -43,6 +43,9 @@ Usage (on a GPU; `benchmarks/gpu_session.py` stage `pallas`):
     python benchmarks/pallas_probe.py [--batches 4096 65536]
         [--steps 6784] [--repeats 3] [--workload toy|cpu6502]
     python benchmarks/pallas_probe.py --workload surface   # any machine
+    JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1 python benchmarks/pallas_probe.py \
+        --aot-h100 --workload cpu6502 --batches 4096 --steps 1000
+        # gpu_aot's CUDA-plugin environment: compiled, not run
 """
 from __future__ import annotations
 
@@ -330,6 +333,37 @@ def porting_surface(game: str = "pong") -> dict:
                 o for _, o in found).most_common())}
 
 
+def compiled_for_h100(workload: str, batch: int, steps: int) -> list[dict]:
+    """Both systems of `workload` compiled for an H100 without one
+    (`gpu_aot`'s deviceless target; needs its CUDA-plugin environment):
+    kernel launches a loop trip and Triton kernels, per system."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gpu_aot
+    import hlo_launches
+    from jaxatari.flatbus import random_programs
+    sharding = gpu_aot.gpu_sharding()
+    if workload == "toy":
+        args = inputs(batch)
+        systems = {"xla": xla_loop, "pallas": pallas_loop}
+    else:
+        cpu, flat = random_programs(batch)
+        args = (cpu, flat.memory)
+        systems = {"xla": cpu_xla, "pallas": cpu_pallas}
+    specs = jax.tree.map(lambda x: gpu_aot._spec(x, sharding), args)
+    rows = []
+    for system, loop in systems.items():
+        text = jax.jit(lambda *x, f=loop: f(*x, steps)).lower(
+            *specs).compile().as_text()
+        rows.append({"workload": workload, "system": system,
+                     "batch": batch, "target": "H100 (deviceless)",
+                     "triton_kernels": text.count("xla.gpu.triton"),
+                     "launches_per_trip": [r["per_trip"] for r in
+                                           hlo_launches.rows(text)]})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+",
@@ -341,7 +375,15 @@ def main() -> None:
                         choices=["pallas", "xla"])
     parser.add_argument("--workload", choices=["toy", "cpu6502", "surface"],
                         default="toy")
+    parser.add_argument("--aot-h100", action="store_true",
+                        help="compile for an H100 without one and count "
+                             "launches (gpu_aot's environment)")
     args = parser.parse_args()
+    if args.aot_h100:
+        for batch in args.batches:
+            for row in compiled_for_h100(args.workload, batch, args.steps):
+                print(json.dumps(row), flush=True)
+        return
     if args.workload == "surface":
         print(json.dumps(porting_surface()), flush=True)
         return
