@@ -72,6 +72,7 @@ sizes on any backend (a CPU check of the plan before a GPU is lent).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import pathlib
@@ -392,23 +393,23 @@ def stage_others(results: Results, size: dict[str, Any],
                lambda batch: _fastest_shape(results.path, batch))
 
 
-def _lowering_module():
+def _benchmark(name: str):
+    """The module `benchmarks/<name>.py` (this folder put on the path)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import lowering   # noqa: E402 (benchmarks/lowering.py)
-    return lowering
+    return importlib.import_module(name)
 
 
 def stage_frames(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """Raw emulated frames/s (`benchmarks/lowering.py frames`, a shared
     board) in the accelerator's lowering, undrawn: `loop` and the default
-    shape at the first batch and the last, then the other shapes at the
-    first (`lowering.LOOP_SHAPES`; the first batch's programs' HLO and
-    kernel launches per instruction come too); then a drawn frame at the
-    last batch with the fastest shape, and the CPU's lowering (only the
-    undrawn rows with `size["short"]`)."""
+    shape at the first batch and the last (`lowering.LOOP_SHAPES`; the
+    first batch's programs' HLO and kernel launches per instruction come
+    too); then a drawn frame at the last batch with the fastest shape,
+    and the CPU's lowering. With `size["short"]`, the default shape at
+    the first batch only."""
     from jaxatari import lowering as variants
-    lowering = _lowering_module()
+    lowering = _benchmark("lowering")
     hlo = pathlib.Path("/tmp/jaxatari-gpu-hlo")
     shutil.rmtree(hlo, ignore_errors=True)
     hlo.mkdir(parents=True)
@@ -441,7 +442,7 @@ def stage_saturation(results: Results, size: dict[str, Any],
                      seconds: float) -> None:
     """Undrawn frames at the largest batch, with the fastest loop shape:
     where frames/s saturates, and the memory per console."""
-    lowering = _lowering_module()
+    lowering = _benchmark("lowering")
     batch = size["saturation_batch"]
     row = lowering.frames("pong", "accelerator", batch, False, 2, True,
                           _fastest_shape(results.path, batch))
@@ -457,19 +458,13 @@ def stage_pallas(results: Results, size: dict[str, Any],
     of kernels, a frame's worth of steps: the ceiling on what one kernel
     a frame would save (#18's design question); then the real CPU core
     (`cpu6502.step` on random programs) both ways."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import pallas_probe   # noqa: E402 (benchmarks/pallas_probe.py)
-    plan = [(pallas_probe.measure, batch, size["probe_steps"])
+    pallas_probe = _benchmark("pallas_probe")
+    plan = [("toy", batch, size["probe_steps"])
             for batch in size["probe_batches"]] + [
-        (pallas_probe.measure_cpu, batch, size["cpu_probe_steps"])
+        ("cpu6502", batch, size["cpu_probe_steps"])
         for batch in size["cpu_probe_batches"]]
-    for timed, batch, steps in plan:
-        for system in ("pallas", "xla"):
-            try:
-                row = timed(system, batch, steps, 3)
-            except Exception as error:   # a lowering the GPU refuses
-                row = {"system": system, "batch": batch, "error":
-                       f"{type(error).__name__}: {str(error)[:400]}"}
+    for workload, batch, steps in plan:
+        for row in pallas_probe.measured(workload, batch, steps, 3):
             results.add({**row, **_memory()})
 
 
@@ -531,7 +526,7 @@ def stage_profile(results: Results, size: dict[str, Any],
     kernels, and the trace in `$OUT/profile.tar.gz` if it is small."""
     import jax
     started = time.monotonic()
-    lowering = _lowering_module()
+    lowering = _benchmark("lowering")
     from jaxatari import console, lowering as variants
     work = results.path.parent / "profile"
     shutil.rmtree(work, ignore_errors=True)
@@ -636,8 +631,7 @@ def stage_ppo(results: Results, size: dict[str, Any],
 def stage_population(results: Results, size: dict[str, Any],
                      seconds: float) -> None:
     """16 A2C members against one agent of 16x the envs."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import population   # noqa: E402 (benchmarks/population.py)
+    population = _benchmark("population")
     for row in population.atari_cost("pong", size["members"],
                                      size["envs_each"], 2, 2):
         results.add(row)

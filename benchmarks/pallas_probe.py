@@ -50,9 +50,11 @@ Usage (on a GPU; `benchmarks/gpu_session.py` stage `pallas`):
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
+from typing import Iterator
 
 import jax
 import jax.numpy as jnp
@@ -62,6 +64,15 @@ BLOCK = 128
 """Consoles per Pallas program (a thread each, 4 warps)."""
 RAM = 128
 TABLE = 256
+
+
+def _compiler_params(interpret: bool):
+    """Triton's parameters for a kernel of `BLOCK` consoles (a thread
+    each), or None for Pallas's interpreter."""
+    if interpret:
+        return None
+    from jax.experimental.pallas import triton as pallas_triton
+    return pallas_triton.CompilerParams(num_warps=BLOCK // 32)
 
 
 def _step(table_value: jax.Array, ram_value: jax.Array, pc: jax.Array,
@@ -115,10 +126,6 @@ def pallas_loop(table: jax.Array, pc: jax.Array, a: jax.Array,
 
     lane_block = pl.BlockSpec((BLOCK,), lambda i: (i,))
     ram_block = pl.BlockSpec((BLOCK, RAM), lambda i: (i, 0))
-    params = None
-    if not interpret:
-        from jax.experimental.pallas import triton as pallas_triton
-        params = pallas_triton.CompilerParams(num_warps=BLOCK // 32)
     return pl.pallas_call(
         kernel, grid=(pc.shape[0] // BLOCK,),
         out_shape=(jax.ShapeDtypeStruct(pc.shape, pc.dtype),
@@ -127,7 +134,8 @@ def pallas_loop(table: jax.Array, pc: jax.Array, a: jax.Array,
         in_specs=[pl.BlockSpec((TABLE,), lambda i: (0,)), lane_block,
                   lane_block, ram_block],
         out_specs=(lane_block, lane_block, ram_block),
-        interpret=interpret, compiler_params=params)(table, pc, a, ram)
+        interpret=interpret,
+        compiler_params=_compiler_params(interpret))(table, pc, a, ram)
 
 
 def reference(table: np.ndarray, pc: np.ndarray, a: np.ndarray,
@@ -209,10 +217,6 @@ def cpu_pallas(cpu, memory: jax.Array, steps: int,
     lane_block = pl.BlockSpec((BLOCK,), lambda i: (i,))
     memory_block = pl.BlockSpec((BLOCK, memory.shape[1]), lambda i: (i, 0))
     values = [getattr(cpu, name) for name in fields]
-    params = None
-    if not interpret:
-        from jax.experimental.pallas import triton as pallas_triton
-        params = pallas_triton.CompilerParams(num_warps=BLOCK // 32)
     *registers, memory = pl.pallas_call(
         kernel, grid=(memory.shape[0] // BLOCK,),
         out_shape=[jax.ShapeDtypeStruct(v.shape, v.dtype) for v in values]
@@ -221,7 +225,8 @@ def cpu_pallas(cpu, memory: jax.Array, steps: int,
         + [lane_block] * len(fields),
         out_specs=[lane_block] * len(fields) + [memory_block],
         input_output_aliases={1: len(fields)},
-        interpret=interpret, compiler_params=params)(table, memory, *values)
+        interpret=interpret,
+        compiler_params=_compiler_params(interpret))(table, memory, *values)
     return cpu6502.CPUState(**dict(zip(fields, registers))), memory
 
 
@@ -232,6 +237,23 @@ def inputs(batch: int, seed: int = 0):
             rng.integers(0, 4096, batch).astype(np.int32),
             rng.integers(0, 256, batch).astype(np.int32),
             rng.integers(0, 256, (batch, RAM)).astype(np.uint8))
+
+
+def _cpu_inputs(batch: int, seed: int = 0):
+    """`benchmarks/cpu.py`'s random programs: the CPUs and their memory."""
+    from jaxatari.flatbus import random_programs
+    cpu, flat = random_programs(batch, seed)
+    return cpu, flat.memory
+
+
+WORKLOADS = {
+    "toy": (inputs, {"xla": xla_loop, "pallas": pallas_loop},
+            "steps_per_s"),
+    "cpu6502": (_cpu_inputs, {"xla": cpu_xla, "pallas": cpu_pallas},
+                "instructions_per_s")}
+"""Each workload's inputs for a batch, its two systems (each called as
+`system(*inputs, steps)`; the Pallas one takes `interpret` too), and the
+name of its rate per console-step."""
 
 
 def _timed(run, args, repeats: int) -> tuple[float, float]:
@@ -245,41 +267,38 @@ def _timed(run, args, repeats: int) -> tuple[float, float]:
     return times[0], statistics.median(times[1:])
 
 
-def measure(system: str, batch: int, steps: int, repeats: int) -> dict:
-    """Seconds per call of one system's loop (median of `repeats` after a
-    call that compiles) and steps per second per console."""
-    interpret = jax.default_backend() == "cpu"   # Triton needs a GPU
-    loop = {"xla": xla_loop, "pallas": lambda *x: pallas_loop(
-        *x, interpret=interpret)}[system]
+def measure(workload: str, system: str, batch: int, steps: int,
+            repeats: int) -> dict:
+    """One system of `workload` (`WORKLOADS`), `steps` steps a call:
+    seconds per call (median of `repeats` after a call that compiles) and
+    the rate of steps per second over all consoles. On the CPU the Pallas
+    kernel runs in Pallas's interpreter (Triton needs a GPU)."""
+    make_inputs, systems, rate = WORKLOADS[workload]
+    interpret = system == "pallas" and jax.default_backend() == "cpu"
+    loop = systems[system]
+    if system == "pallas":
+        loop = functools.partial(loop, interpret=interpret)
     run = jax.jit(lambda *x: loop(*x, steps))
-    args = [jnp.asarray(x) for x in inputs(batch)]
+    args = jax.tree.map(jnp.asarray, make_inputs(batch))
     first, seconds = _timed(run, args, repeats)
-    return {"system": system, "batch": batch, "steps": steps,
-            "first_call_s": round(first, 2), "seconds_per_call": seconds,
-            "steps_per_s": steps * batch / seconds,
-            "backend": jax.default_backend(),
-            "interpreted": interpret and system == "pallas"}
-
-
-def measure_cpu(system: str, batch: int, steps: int,
-                repeats: int) -> dict:
-    """`benchmarks/cpu.py`'s random programs, `steps` instructions a
-    call, on XLA's loop or in one Pallas kernel: seconds per call (median
-    of `repeats` after a call that compiles) and instructions/s."""
-    from jaxatari.flatbus import random_programs
-    interpret = jax.default_backend() == "cpu"
-    loop = {"xla": cpu_xla, "pallas": lambda *x: cpu_pallas(
-        *x, interpret=interpret)}[system]
-    cpu, flat = random_programs(batch)
-    args = (jax.tree.map(jnp.asarray, cpu), jnp.asarray(flat.memory))
-    run = jax.jit(lambda c, m: loop(c, m, steps))
-    first, seconds = _timed(run, args, repeats)
-    return {"workload": "cpu6502", "system": system, "batch": batch,
+    return {"workload": workload, "system": system, "batch": batch,
             "steps": steps, "first_call_s": round(first, 2),
-            "seconds_per_call": seconds,
-            "instructions_per_s": steps * batch / seconds,
-            "backend": jax.default_backend(),
-            "interpreted": interpret and system == "pallas"}
+            "seconds_per_call": seconds, rate: steps * batch / seconds,
+            "backend": jax.default_backend(), "interpreted": interpret}
+
+
+def measured(workload: str, batch: int, steps: int, repeats: int,
+             systems: tuple[str, ...] = ("pallas", "xla")
+             ) -> Iterator[dict]:
+    """`measure` for each of `systems`, each row as soon as it is
+    measured; a system that fails (a lowering the GPU refuses, memory)
+    gives a row with its error instead."""
+    for system in systems:
+        try:
+            yield measure(workload, system, batch, steps, repeats)
+        except Exception as error:   # report it, go on to the next
+            yield {"workload": workload, "system": system, "batch": batch,
+                   "error": f"{type(error).__name__}: {str(error)[:400]}"}
 
 
 INDEXED = ("gather", "dynamic_slice", "dynamic_update_slice", "scatter")
@@ -342,16 +361,10 @@ def compiled_for_h100(workload: str, batch: int, steps: int) -> list[dict]:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import gpu_aot
     import hlo_launches
-    from jaxatari.flatbus import random_programs
+    make_inputs, systems, _ = WORKLOADS[workload]
     sharding = gpu_aot.gpu_sharding()
-    if workload == "toy":
-        args = inputs(batch)
-        systems = {"xla": xla_loop, "pallas": pallas_loop}
-    else:
-        cpu, flat = random_programs(batch)
-        args = (cpu, flat.memory)
-        systems = {"xla": cpu_xla, "pallas": cpu_pallas}
-    specs = jax.tree.map(lambda x: gpu_aot._spec(x, sharding), args)
+    specs = jax.tree.map(lambda x: gpu_aot._spec(x, sharding),
+                         make_inputs(batch))
     rows = []
     for system, loop in systems.items():
         text = jax.jit(lambda *x, f=loop: f(*x, steps)).lower(
@@ -387,14 +400,9 @@ def main() -> None:
     if args.workload == "surface":
         print(json.dumps(porting_surface()), flush=True)
         return
-    timed = measure if args.workload == "toy" else measure_cpu
     for batch in args.batches:
-        for system in args.systems:
-            try:
-                row = timed(system, batch, args.steps, args.repeats)
-            except Exception as error:   # report it, go on to the next
-                row = {"system": system, "batch": batch,
-                       "error": f"{type(error).__name__}: {str(error)[:300]}"}
+        for row in measured(args.workload, batch, args.steps, args.repeats,
+                            tuple(args.systems)):
             print(json.dumps(row), flush=True)
 
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import Any, Callable
 
 import gymnax
 import jax
@@ -82,15 +82,27 @@ def agent(updates: int) -> core.Agent:
     return a2c.make(config, env, params)
 
 
-def fresh_returns(agent: core.Agent, params: Any, seed: int) -> jax.Array:
-    """Returns of 64 fresh episodes of a member's sampled policy (keys
-    not used in training; the same episodes' keys for every member of a
-    seed)."""
+def fresh_program(agent: core.Agent
+                  ) -> Callable[[Any, int], jax.Array]:
+    """`(params, seed) ->` returns of 64 fresh episodes of a member's
+    sampled policy (keys not used in training; the same episodes' keys
+    for every member of a seed), compiled once for all the members it
+    is called on."""
     env = core.BatchedEnv(agent.env.env, agent.env.params, 64, False)
     policy = es.make_policy(agent.network, greedy=False)
-    returns, _ = jax.jit(lambda p, k: es.rollout_returns(
-        env, policy, p, k, 500))(params, jax.random.key(10_000 + seed))
-    return returns
+    run = jax.jit(lambda p, k: es.rollout_returns(env, policy, p, k, 500))
+    return lambda params, seed: run(params,
+                                    jax.random.key(10_000 + seed))[0]
+
+
+def fresh_returns(agent: core.Agent, params: Any, seed: int) -> jax.Array:
+    """`fresh_program`'s returns for one member."""
+    return fresh_program(agent)(params, seed)
+
+
+def _stderr(values: np.ndarray) -> float:
+    """The standard error of `values`' mean."""
+    return float(values.std(ddof=1) / np.sqrt(values.size))
 
 
 def fresh_figures(agent: core.Agent, params: Any,
@@ -99,8 +111,7 @@ def fresh_figures(agent: core.Agent, params: Any,
     `best_fresh_stderr` (its standard error)."""
     returns = np.asarray(fresh_returns(agent, params, seed), np.float64)
     return {"best_fresh_return": float(returns.mean()),
-            "best_fresh_stderr": float(returns.std(ddof=1)
-                                       / np.sqrt(returns.size))}
+            "best_fresh_stderr": _stderr(returns)}
 
 
 def best_by_last_score(config: pbt.PBTConfig, learner: core.Agent,
@@ -208,12 +219,12 @@ def configuration_return(learner: core.Agent, hparams: dict[str, float],
                            # for any retrains >= 2
     state, _ = jax.block_until_ready(jax.jit(pbt.make_train(
         config, learner, fixed))(jax.random.key(20_000 + seed)))
-    returns = np.array([float(np.mean(np.asarray(fresh_returns(
-        learner, jax.tree.map(lambda x: x[k], state.members.params),
-        seed)))) for k in range(retrains)])
+    evaluate = fresh_program(learner)
+    returns = np.array([float(np.mean(np.asarray(evaluate(
+        jax.tree.map(lambda x: x[k], state.members.params), seed))))
+        for k in range(retrains)])
     return {"config_return": float(returns.mean()),
-            "config_stderr": float(returns.std(ddof=1)
-                                   / np.sqrt(retrains)),
+            "config_stderr": _stderr(returns),
             "config_returns": [round(float(r), 2) for r in returns]}
 
 
@@ -430,8 +441,7 @@ def _compare_configurations(pairs: list[tuple[dict, dict]]
                                            for g, f in zip(good, fewer)),
         "config_difference": {
             "mean": round(float(diffs.mean()), 2),
-            "stderr": round(float(diffs.std(ddof=1) / np.sqrt(diffs.size)),
-                            2) if diffs.size > 1 else None,
+            "stderr": round(_stderr(diffs), 2) if diffs.size > 1 else None,
             "per_seed": [round(float(d), 2) for d in diffs]}}
 
 
