@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import jaxlib
 import numpy as np
 
-from jaxatari import _config, console, games
+from jaxatari import _config, console, games, reset_carry, system_rng
 
 if TYPE_CHECKING:
     from jaxatari.environment import AtariEnv, EnvState
@@ -355,6 +355,47 @@ def cached_starts(env: AtariEnv, mode: int, difficulty: int,
     if stored:
         stored.save(states, {"rows": env.board.features.rows})
     return stack(states)
+
+
+def cached_scripts(env: AtariEnv, mode: int, difficulty: int,
+                   find: Callable[[], Any]) -> Any:
+    """The booted resets' `reset_carry.ResetScript`s (stacked), or None
+    for a game whose reset does not depend on the console it resets:
+    from the disk when stored there, else found and stored.
+
+    Args:
+        env: the env, booted for `mode` and `difficulty` already.
+        mode, difficulty: ALE's settings of the resets.
+        find: `env._reset_scripts` for them, which emulates.
+    """
+    key = _boot_key(env, mode, difficulty)
+    label = f"{env.rules.rom_id}-m{mode}-d{difficulty}-scripts"
+    stored = entry(label, {"kind": "scripts", **key}) if key else None
+    loaded = stored.load(_script_template) if stored else None
+    if loaded is not None:
+        return loaded.stacked() if loaded.meta["replayed"] else None
+    scripts = find()
+    if stored:
+        if scripts is None:
+            stored.save([np.zeros((), np.int8)], {"replayed": 0})
+        else:
+            count = len(jax.tree.leaves(scripts)[0])
+            stored.save([jax.tree.map(lambda x, k=k: x[k], scripts)
+                         for k in range(count)],
+                        {"replayed": 1,
+                         "length": len(scripts.actions[0])})
+    return scripts
+
+
+def _script_template(meta: Mapping[str, int]) -> Any:
+    """The shapes of one entry of `cached_scripts`."""
+    if not meta["replayed"]:
+        return jax.ShapeDtypeStruct((), np.int8)
+    length = meta["length"]
+    return jax.eval_shape(lambda: reset_carry.ResetScript(
+        system_rng.reset_inputs(3), *(jnp.zeros(length, dtype) for dtype in
+                                      (jnp.int32, jnp.int32, bool, bool)),
+        jnp.zeros(length + 1, bool)))
 
 
 def stack(states: Sequence[EnvState]) -> EnvState:

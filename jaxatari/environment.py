@@ -33,6 +33,13 @@ convention:
   `loadROM` is always state k); jaxatari draws uniformly among the first
   `num_reset_states` (4 by default) at every reset, so it reaches the same
   start states but in random order, and none beyond them.
+* **Resets after play.** ALE resets the console that just played, and its
+  `System::reset` keeps the RAM; most games' start-up code overwrites it
+  all, but about one in ten keeps bytes of the last episode (Kung Fu
+  Master: 7). `reset` is ALE's reset of a console just loaded (a seeded
+  Gymnasium reset); `step`'s auto-reset is `reset_after`, which for those
+  games replays the reset from the played console (`jaxatari.reset_carry`,
+  `params.reset_scripts`), and for the others copies the same cached state.
 * **Rewards, game over and lives** are the game's `RomSettings`
   (`jaxatari.games`), evaluated after every frame. An episode also ends at
   `max_num_frames_per_episode` frames, as ALE truncates it. `step`
@@ -54,13 +61,15 @@ from flax import struct
 from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
-from jaxatari import boot_cache, console, games, palette, system_rng, tia
+from jaxatari import (boot_cache, console, games, palette, reset_carry,
+                      system_rng, tia)
+from jaxatari.ale_sequences import (ConsoleDriver, load_rom,
+                                    reset_game)
 from jaxatari.settings import check_settings
 
 PADDLE_MIN, PADDLE_MAX = games.core.PADDLE_MIN, games.core.PADDLE_MAX
 PADDLE_DELTA = 23000
 PADDLE_CENTRE = (PADDLE_MIN + PADDLE_MAX) // 2
-NUM_RESET_FRAMES = 4
 RIGHT_ACTIONS = (3, 6, 8, 11, 14, 16)
 LEFT_ACTIONS = (4, 7, 9, 12, 15, 17)
 UP_ACTIONS = (2, 6, 7, 10, 14, 15)
@@ -101,6 +110,9 @@ class EnvParams:
     mode: int = struct.field(pytree_node=False, default=0)
     difficulty: int = struct.field(pytree_node=False, default=0)
     reset_states: Any = None
+    reset_scripts: Any = None
+    """`reset_carry.ResetScript`s, one per reset state, for a game whose
+    reset depends on the console it resets (None for most games)."""
     reset_states_for: tuple[int, int] | None = struct.field(
         pytree_node=False, default=None)
 
@@ -420,6 +432,36 @@ class AtariEnv:
             k += 1
         return states
 
+    def _reset_scripts(self, mode: int, difficulty: int,
+                       states: list[EnvState]
+                       ) -> reset_carry.ResetScript | None:
+        """The booted resets' scripts, stacked, if the reset depends on
+        the console it resets (`reset_carry`), else None; a warning
+        where it does but cannot be replayed."""
+        first = int((mode, difficulty) != (self.rules.default_mode, 0))
+        recorders = []
+
+        def reset(state: EnvState) -> EnvState:
+            recorders.append(reset_carry.ScriptRecorder())
+            driver = _EnvDriver(self, state, difficulty, recorders[-1])
+            reset_game(self.rules, mode, driver, first)
+            return driver.episode_start()
+        if not reset_carry.depends_on_ram(states[0], reset):
+            return None
+        pal = self.display_format == "PAL"
+        try:
+            return boot_cache.stack([recorders[0].script(
+                system_rng.reset_inputs(3 + first + k, self.cart.has_ram,
+                                        pal)) for k in range(len(states))])
+        except reset_carry.NotReplayable as error:
+            warnings.warn(
+                f"jaxatari: {self.rules.rom_id} (mode {mode}): ALE's "
+                "reset depends on the RAM the console holds, so after play "
+                f"it may differ from a fresh one; {error}, so this env's "
+                "resets after play are those of a console just loaded",
+                stacklevel=3)
+            return None
+
     def _reset_game(self, state: EnvState, resets: int) -> EnvState:
         """`StellaEnvironment::reset` from `state`, as the `resets`-th
         `reset_game()` since `loadROM()` (0 is the one loadROM ends with)."""
@@ -459,8 +501,12 @@ class AtariEnv:
         check_settings(fields)
         params = EnvParams(mode=mode, difficulty=difficulty,
                            reset_states_for=(mode, difficulty), **fields)
+        states = self.boot(mode, difficulty)
         return params.replace(
-            reset_states=boot_cache.stack(self.boot(mode, difficulty)))
+            reset_states=boot_cache.stack(states),
+            reset_scripts=boot_cache.cached_scripts(
+                self, mode, difficulty,
+                lambda: self._reset_scripts(mode, difficulty, states)))
 
     def default_params(self) -> EnvParams:
         """`make_params()` for the env's mode and difficulty."""
@@ -478,11 +524,31 @@ class AtariEnv:
 
     def reset(self, key: jax.Array, params: EnvParams):
         """Pick one of the cached post-reset states (a copy, no emulation),
-        uniformly among all that `params.reset_states` holds."""
+        uniformly among all that `params.reset_states` holds: ALE's reset
+        of a console just loaded (a seeded Gymnasium `reset`)."""
         _check_params(params)
-        count = jax.tree.leaves(params.reset_states)[0].shape[0]
-        index = jax.random.randint(key, (), 0, count)
-        state = jax.tree.map(lambda x: x[index], params.reset_states)
+        state = _pick(params.reset_states, _reset_index(key, params))
+        return self.observation(state, params), state
+
+    def reset_after(self, key: jax.Array, played: EnvState,
+                    params: EnvParams, done: jax.Array | bool = True):
+        """The reset that follows an episode ending in `played`: ALE's
+        `reset_game()` of that console, the auto-reset of `step`.
+
+        For most games this is `reset` (a cached state). A game whose
+        reset keeps some of the console's RAM (`params.reset_scripts`,
+        `reset_carry`) replays its reset from `played` where `done`.
+
+        Returns:
+            (obs, state), as `reset`.
+        """
+        _check_params(params)
+        index = _reset_index(key, params)
+        state = _pick(params.reset_states, index)
+        if params.reset_scripts is not None:
+            state = reset_carry.replay_where(
+                self, jnp.asarray(done), played,
+                _pick(params.reset_scripts, index), state, params.difficulty)
         return self.observation(state, params), state
 
     def step(self, key: jax.Array, state: EnvState, action: jax.Array,
@@ -514,7 +580,8 @@ class AtariEnv:
         step_key, reset_key = jax.random.split(key)
         obs, state, total, done, info = self.step_env(step_key, state,
                                                       action, params)
-        reset_obs, reset_state = self.reset(reset_key, params)
+        reset_obs, reset_state = self.reset_after(reset_key, state, params,
+                                                  done)
         state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
                              state)
         obs = jnp.where(done, reset_obs, obs)
@@ -633,119 +700,20 @@ class AtariEnv:
         return console.display_format(self.board)
 
 
-class ConsoleDriver:
-    """Drives one console through ALE's host-side sequences (`load_rom`,
-    `reset_game`); it is the `games.ResetOps` that `setMode` uses.
-
-    Subclasses provide the primitives: `frames` (emulate frames with an
-    action and RESET/SELECT held, running `RomSettings::step` after each
-    frame except SELECT frames), `system_reset`, `begin_episode`, `ram`
-    and `scanlines`.
-    """
-
-    counted_frames = 0
-    """Reset frames ALE counts in the episode frame number: one per
-    `pressSelect` call and one per `act` (setMode's), none for the rest."""
-
-    random_seed = 0
-    """ALE's `random_seed`: the seed of its environment RNG (an mt19937,
-    which sticky actions and Adventure's setMode draw from)."""
-    _environment_rng: np.random.RandomState | None = None
-
-    def environment_rng_next(self) -> int:
-        """The next 32-bit output of ALE's environment RNG (`Random::next`),
-        seeded with `random_seed` when first used."""
-        if self._environment_rng is None:
-            self._environment_rng = np.random.RandomState(
-                self.random_seed % 2**32)
-        return int(self._environment_rng.randint(0, 2**32, dtype=np.uint32))
-
-    def frames(self, action: int, buttons: int, count: int) -> None:
-        """`count` frames of `action`; `buttons` 0, 1 (RESET) or 2 (SELECT)."""
-        raise NotImplementedError
-
-    def system_reset(self, resets: int, pal: bool | None = None) -> None:
-        """`System::reset`, the console's `resets`-th since construction
-        (with that reset's system-generator draws: `system_rng.reset_inputs`);
-        `pal` sets the display format, None keeps it. Paddles centred,
-        episode frame count zeroed (`StellaEnvironment::reset`)."""
-        raise NotImplementedError
-
-    def scanlines(self) -> int:
-        """The scanline count of the last frame (`console.scanlines`)."""
-        raise NotImplementedError
-
-    def begin_episode(self) -> None:
-        """`RomSettings::reset`: the game's carried variables start over."""
-        raise NotImplementedError
-
-    def ram(self) -> np.ndarray:
-        """The 128 RAM bytes now."""
-        raise NotImplementedError
-
-    def press_select(self, n: int = 1) -> None:
-        """ALE's `pressSelect(n)`: SELECT for `n` frames, then a NOOP frame."""
-        self.counted_frames += 1
-        self.frames(0, 2, n)
-        self.frames(0, 0, 1)
-
-    def soft_reset(self) -> None:
-        """ALE's `softReset`: the RESET switch held for 4 frames."""
-        self.frames(0, 1, NUM_RESET_FRAMES)
-
-    def act(self, action: int) -> None:
-        """One frame of an agent action, as `setMode` uses it: ALE's `act`
-        draws twice from the environment RNG first (the sticky-action tests
-        of players A and B)."""
-        self.environment_rng_next()
-        self.environment_rng_next()
-        self.counted_frames += 1
-        self.frames(action, 0, 1)
-
-
-def load_rom(driver: ConsoleDriver) -> None:
-    """ALE's `loadROM` up to its closing `reset_game()`: a system reset, the
-    60 frames of display autodetection run as NTSC, and another system
-    reset to the format found (the console's first and second;
-    construction was the zeroth). As Stella's `Console`: PAL if at least
-    15 of frames 30-59 ran over 285 scanlines."""
-    driver.system_reset(1, pal=False)
-    tall = 0
-    for k in range(60):
-        driver.frames(0, 0, 1)
-        tall += k >= 30 and driver.scanlines() > 285
-    driver.system_reset(2, pal=tall >= 15)
-
-
-def reset_game(rules: games.GameRules, mode: int, driver: ConsoleDriver,
-               resets: int) -> None:
-    """`StellaEnvironment::reset` (ale-facts §1.3) as the `resets`-th
-    `reset_game()`: system reset, 60 NOOP frames, RESET, the game's
-    `setMode`, RESET again, then its starting actions."""
-    driver.system_reset(3 + resets)
-    driver.counted_frames = 0
-    driver.frames(0, 0, 60)
-    driver.soft_reset()
-    driver.begin_episode()
-    rules.set_mode(driver, mode)
-    driver.soft_reset()
-    for action in rules.starting_actions:
-        if action == games.core.RESET:   # the RESET switch, joystick idle
-            driver.frames(0, 1, 1)
-        else:
-            driver.frames(action, 0, 1)
-
-
 class _EnvDriver(ConsoleDriver):
     """`ConsoleDriver` on one `EnvState`, frame by frame (`env._frame`)."""
 
-    def __init__(self, env: AtariEnv, state: EnvState, difficulty: int):
+    def __init__(self, env: AtariEnv, state: EnvState, difficulty: int,
+                 recorder: reset_carry.ScriptRecorder | None = None):
         self.env, self.state = env, state
         self.difficulty = jnp.int32(difficulty)
         self.random_seed = env.random_seed
+        self.recorder = recorder
 
     def frames(self, action: int, buttons: int, count: int) -> None:
         for _ in range(count):
+            if self.recorder:
+                self.recorder.frame(action, buttons)
             self.state = self.env._frame(self.state, jnp.int32(action),
                                          jnp.int32(buttons), self.difficulty,
                                          True)
@@ -771,6 +739,8 @@ class _EnvDriver(ConsoleDriver):
         return int(console.scanlines(self.state.machine))
 
     def begin_episode(self) -> None:
+        if self.recorder:
+            self.recorder.begin()
         self.state = self.state.replace(vars=self.env.rules.reset_vars())
 
     def ram(self) -> np.ndarray:
@@ -780,9 +750,21 @@ class _EnvDriver(ConsoleDriver):
     def episode_start(self) -> EnvState:
         """The state an episode starts from: no action or reward yet; reset
         frames are not counted, except one per pressSelect call (as ALE)."""
+        if self.recorder:
+            self.recorder.start()
         return self.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
                                   episode_frame=jnp.int32(
                                       self.counted_frames))
+
+
+def _reset_index(key: jax.Array, params: EnvParams) -> jax.Array:
+    """A uniform draw among `params.reset_states`."""
+    count = jax.tree.leaves(params.reset_states)[0].shape[0]
+    return jax.random.randint(key, (), 0, count)
+
+
+def _pick(stacked: Any, index: jax.Array) -> Any:
+    return jax.tree.map(lambda x: x[index], stacked)
 
 
 def _check_params(params: EnvParams) -> None:
@@ -800,6 +782,13 @@ def _check_params(params: EnvParams) -> None:
             f" but the cached reset states were booted for "
             f"{params.reset_states_for}; use env.make_params(mode=..., "
             "difficulty=...) to boot the resets for new settings")
+    scripts = params.reset_scripts
+    if scripts is not None and (jax.tree.leaves(scripts)[0].shape[0]
+                                != jax.tree.leaves(params.reset_states)[0]
+                                .shape[0]):
+        raise ValueError("params.reset_scripts and params.reset_states "
+                         "differ in length; replace both, or build them "
+                         "with env.make_params(...)")
 
 
 def _check_choice(what: str, value: int, allowed, game: str) -> None:
@@ -834,7 +823,7 @@ def make(game: str | games.GameRules,
     env_keys = {"full_action_space", "mode", "difficulty", "num_reset_states",
                 "rom", "random_seed"}
     fields = ({f.name for f in dataclasses.fields(EnvParams)}
-              - {"reset_states", "reset_states_for"})
+              - {"reset_states", "reset_scripts", "reset_states_for"})
     unknown = set(overrides) - env_keys - fields
     if unknown:   # checked before the (slow) boot
         raise TypeError(f"unknown settings {sorted(unknown)}; known: "

@@ -69,7 +69,8 @@ def _next_step(env: wrappers.VecEnv, key: jax.Array, state: Any,
     step_key, reset_key = jax.random.split(key)
     obs, stepped, reward, done, info = env.step_env(step_key, state,
                                                     actions, params)
-    reset_obs, reset_state = env.reset(reset_key, params)
+    reset_obs, reset_state = env.reset_after(reset_key, state, params,
+                                             needs_reset)
 
     def pick(fresh, old):
         mask = needs_reset.reshape(needs_reset.shape + (1,) * (old.ndim - 1))
@@ -135,11 +136,20 @@ class JaxAtariVectorEnv(gymnasium.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None):
-        """Reset every env. `seed` seeds the run's key."""
+        """Reset every env. `seed` seeds the run's key.
+
+        As ale-py's `AtariEnv.reset`: with a seed, each game starts as
+        a console just loaded; without one, each console that played is
+        reset (`reset_game()`, which some games' RAM outlives:
+        `AtariEnv.reset_after`).
+        """
         del options
         if seed is not None:
             self._key = jax.random.key(seed)
-        obs, self._state = self._reset(self._split(), self._params)
+            obs, self._state = self._reset(self._split(), self._params)
+        else:
+            obs, self._state = self._env.reset_after(
+                self._split(), self._state, self._params)
         self._needs_reset = jnp.zeros(self.num_envs, bool)
         self._lives = self._lives_now()
         return np.asarray(obs), {}

@@ -8,16 +8,18 @@ minimal action set, at frameskip 1 without sticky actions. After the reset
 and after every frame the RAM, the screen (palette indices), the RGB
 observation, the reward, game over and the lives (ALE's `lives()`) are
 compared. On game over both reset: ALE's `reset_game()`, and here the
-env's `reset` to ALE's next reset state.
+env's auto-reset (`env.reset_after`) to ALE's next reset.
 
 jaxatari's side is the env users step (the "user" driver, the default):
 `jaxatari.make(game, frameskip=1, repeat_action_probability=0,
 max_num_frames_per_episode=0)`, each game's seeds one vmapped batch of its
 `env.step_env` (what `env.step` runs before its auto-reset) and its
-`env.reset` given params that hold the k-th of `params.reset_states`,
+auto-reset `env.reset_after` given params that hold the k-th of
+`params.reset_states` (and of `params.reset_scripts`, for a game that
+replays its reset from the played console: `jaxatari.reset_carry`),
 which `make` boots as ALE's consecutive `reset_game()` calls. So the runs
-certify the compiled step users run, and that the booted reset states are
-the states ALE reaches when it resets after play. `--driver lockstep` runs
+certify the compiled step users run, and that its auto-reset reaches the
+states ALE reaches when it resets after play. `--driver lockstep` runs
 every game in one program of the console instead (`jaxatari.lockstep`:
 frames and game rules apart, the reset sequence replayed after play):
 CI's quick screen over the Atari-57.
@@ -236,20 +238,24 @@ class ResetStates:
             self.count *= 4
             self.params = environment.make(
                 self.game, num_reset_states=self.count, **USER_SETTINGS)[1]
-        return self.params.replace(reset_states=jax.tree.map(
-            lambda x: x[k:k + 1], self.params.reset_states))
+        one = lambda tree: jax.tree.map(lambda x: x[k:k + 1], tree)
+        return self.params.replace(
+            reset_states=one(self.params.reset_states),
+            reset_scripts=one(self.params.reset_scripts))
 
 
 class UserPrograms(NamedTuple):
     """The env's own functions, compiled for a batch of one game's runs.
 
     `frames` is `env.step_env` vmapped (what `env.step` runs before its
-    auto-reset; lanes not `active` keep their state), `reset` is
-    `env.reset` (the auto-reset, given params that hold the reset state to
-    start), `observe` shows a state restored from a checkpoint. Each
-    returns what `compare` reads.
+    auto-reset; lanes not `active` keep their state), `start` is
+    `env.reset` (a console just loaded: the run's first episode), `reset`
+    is `env.reset_after` (the auto-reset of a played console), both given
+    params that hold the reset state to start, and `observe` shows a state
+    restored from a checkpoint. Each returns what `compare` reads.
     """
     frames: Callable
+    start: Callable
     reset: Callable
     observe: Callable
 
@@ -269,8 +275,13 @@ def user_programs(env: environment.AtariEnv) -> UserPrograms:
         new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
         return new, _observed(env, new, obs, reward, done)
 
-    def reset(key, params):
+    def start(key, params):
         obs, state = env.reset(key, params)
+        return state, _observed(env, state, obs, state.reward,
+                                state.terminal)
+
+    def reset(key, played, params):
+        obs, state = env.reset_after(key, played, params)
         return state, _observed(env, state, obs, state.reward,
                                 state.terminal)
 
@@ -279,7 +290,7 @@ def user_programs(env: environment.AtariEnv) -> UserPrograms:
                          state.reward, state.terminal)
 
     return UserPrograms(jax.jit(jax.vmap(frame, (0, 0, 0, 0, None))),
-                        jax.jit(reset), jax.jit(observe))
+                        jax.jit(start), jax.jit(reset), jax.jit(observe))
 
 
 @jax.jit
@@ -379,7 +390,7 @@ def _first_states(runs: list[_Run], resets: ResetStates,
     states, seen = [], []
     for run in runs:
         if run.saved is None:
-            state, observed = programs.reset(jax.random.key(0), resets[0])
+            state, observed = programs.start(jax.random.key(0), resets[0])
         else:
             if "state" not in run.saved:
                 raise ValueError(
@@ -415,7 +426,8 @@ def _run_user_batch(game: str, seeds: list[int], steps: int,
             action, run.step = run.draw(), run.step + 1
             if action is None:
                 state, observed = programs.reset(
-                    keys[lane], resets[run.result["resets"]])
+                    keys[lane], jax.tree.map(lambda x: x[lane], states),
+                    resets[run.result["resets"]])
                 states = _set_lane(states, lane, state)
                 seen[lane] = jax.device_get(observed)
             else:

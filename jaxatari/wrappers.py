@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 import jax
@@ -55,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import boot_cache, environment, settings
+from jaxatari import boot_cache, environment, reset_carry, settings
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
 FIRE = 1  # ALE's PLAYER_A_FIRE
@@ -162,6 +163,16 @@ def inner_state(state: Any) -> environment.EnvState:
     return state
 
 
+def reset_after(env: Any, key: jax.Array, played: Any, params: Any,
+                done: jax.Array | bool = True):
+    """`env.reset_after` (the auto-reset after an episode ending in
+    `played`: `AtariEnv.reset_after`), or `env.reset` for an env without
+    one (gymnax's, whose reset does not depend on the last episode)."""
+    if hasattr(env, "reset_after"):
+        return env.reset_after(key, played, params, done)
+    return env.reset(key, params)
+
+
 class _Wrapper:
     """Passes what it does not define (params, action sets, ...) on to the
     env it wraps."""
@@ -184,6 +195,12 @@ class _Wrapper:
     def __hash__(self) -> int:
         return hash((type(self), self.env, self._settings))
 
+    def reset_after(self, key: jax.Array, played: Any, params: Any,
+                    done: jax.Array | bool = True):
+        """The auto-reset after an episode ending in `played`; a wrapper
+        whose state is not its env's own passes on the env's part."""
+        return reset_after(self.env, key, played, params, done)
+
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, action: jax.Array,
              params: Any):
@@ -196,7 +213,8 @@ class _Wrapper:
         step_key, reset_key = jax.random.split(key)
         obs, stepped, reward, done, info = self.step_env(step_key, state,
                                                          action, params)
-        reset_obs, reset_state = self.reset(reset_key, params)
+        reset_obs, reset_state = self.reset_after(reset_key, stepped, params,
+                                                  done)
         state = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_state,
                              stepped)
         return jnp.where(done, reset_obs, obs), state, reward, done, info
@@ -274,9 +292,40 @@ class AtariPreprocessing(_Wrapper):
         played = {"draws": list(draws), "fire": fire,
                   "max_num_frames_per_episode":
                       params.max_num_frames_per_episode}
-        return params.replace(reset_states=boot_cache.cached_starts(
+        starts = boot_cache.cached_starts(
             self.env, params.mode, params.difficulty, played,
-            lambda: self._starts(params, draws, fire)))
+            lambda: self._starts(params, draws, fire))
+        return params.replace(reset_states=starts, reset_scripts=(
+            self._start_scripts(params, starts, draws, fire)))
+
+    def _start_scripts(self, params: environment.EnvParams,
+                       starts: environment.EnvState, draws: range | tuple,
+                       fire: bool) -> reset_carry.ResetScript | None:
+        """The scripts of the start states (`reset_carry.followed_by`),
+        for a game that replays its resets; None otherwise, and with a
+        warning where a start frame ended the game (`_start_frames` then
+        starts over: no script)."""
+        if params.reset_scripts is None:
+            return None
+        count = len(jax.tree.leaves(params.reset_scripts)[0])
+        played = [[FIRE] * fire + [0] * max(d - fire, 0) for d in draws]
+        scripts, length = [], (len(params.reset_scripts.actions[0])
+                               + max(map(len, played)))
+        for k in range(count):
+            script = jax.tree.map(lambda x, k=k: x[k], params.reset_scripts)
+            scripts += [reset_carry.followed_by(script, frames, length)
+                        for frames in played]
+        frames = np.asarray(starts.episode_frame)
+        first = np.repeat(np.asarray(
+            params.reset_states.episode_frame), len(played))
+        if not np.array_equal(frames, first + np.tile(
+                [len(p) for p in played], count)):
+            warnings.warn(
+                f"jaxatari: a start frame of {self.env.rules.rom_id} ended "
+                "the game; its resets after play are those of an unplayed "
+                "console", stacklevel=3)
+            return None
+        return boot_cache.stack(scripts)
 
     def _starts(self, params: environment.EnvParams, draws: range | tuple,
                 fire: bool) -> list[environment.EnvState]:
@@ -319,7 +368,17 @@ class AtariPreprocessing(_Wrapper):
     @functools.partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array, params: environment.EnvParams):
         """A reset (after its NOOP frames): (obs, state)."""
-        frames, env_state = self.env.reset(key, params)
+        return self._started(*self.env.reset(key, params))
+
+    def reset_after(self, key: jax.Array, played: PreprocessedState,
+                    params: environment.EnvParams,
+                    done: jax.Array | bool = True):
+        """The auto-reset after an episode ending in `played`
+        (`AtariEnv.reset_after`, then the NOOP frames): (obs, state)."""
+        return self._started(*self.env.reset_after(key, played.env_state,
+                                                   params, done))
+
+    def _started(self, frames: jax.Array, env_state: environment.EnvState):
         return self.observation(frames), PreprocessedState(
             env_state=env_state, lives=env_state.lives)
 
@@ -376,7 +435,15 @@ class FrameStack(_Wrapper):
         return frames
 
     def reset(self, key: jax.Array, params: Any):
-        obs, state = self.env.reset(key, params)
+        return self._started(*self.env.reset(key, params))
+
+    def reset_after(self, key: jax.Array, played: StackedState, params: Any,
+                    done: jax.Array | bool = True):
+        """The auto-reset after an episode ending in `played`."""
+        return self._started(*reset_after(self.env, key, played.env_state,
+                                          params, done))
+
+    def _started(self, obs: jax.Array, state: Any):
         frames = self._fresh(obs)
         return frames, StackedState(env_state=state, frames=frames)
 
@@ -419,6 +486,16 @@ class VecEnv(_Wrapper):
     def reset(self, key: jax.Array, params: Any):
         keys = jax.random.split(key, self.num_envs)
         return jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
+
+    @functools.partial(jax.jit, static_argnums=(0,))
+    def reset_after(self, key: jax.Array, played: Any, params: Any,
+                    done: jax.Array | bool = True):
+        """Each env's `reset_after` (the envs where `done`, a bool or one
+        per env; the others get a plain `reset`'s state)."""
+        keys = jax.random.split(key, self.num_envs)
+        done = jnp.broadcast_to(jnp.asarray(done), (self.num_envs,))
+        return jax.vmap(functools.partial(reset_after, self.env),
+                        in_axes=(0, 0, None, 0))(keys, played, params, done)
 
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, actions: jax.Array,

@@ -77,9 +77,10 @@ def _assert_identical(loaded, booted) -> None:
 def test_cold_boot_writes_one_entry_a_kind(cold):
     names = sorted(path.name for path in
                    (cold[0] / "jaxatari" / "boot").iterdir())
-    assert len(names) == 2, names
+    assert len(names) == 3, names
     assert names[0].startswith("breakout-m0-d0-")
-    assert names[1].startswith("breakout-m0-d0-starts-")
+    assert names[1].startswith("breakout-m0-d0-scripts-")
+    assert names[2].startswith("breakout-m0-d0-starts-")
 
 
 def test_warm_make_loads_the_booted_states_without_booting(cold, warm):
