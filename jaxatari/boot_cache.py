@@ -382,8 +382,8 @@ def cached_scripts(env: AtariEnv, mode: int, difficulty: int,
             count = len(jax.tree.leaves(scripts)[0])
             stored.save([jax.tree.map(lambda x, k=k: x[k], scripts)
                          for k in range(count)],
-                        {"replayed": 1,
-                         "length": len(scripts.actions[0])})
+                        {"replayed": 1, "length": len(scripts.actions[0]),
+                         "presses": scripts.presses})
     return scripts
 
 
@@ -395,7 +395,8 @@ def _script_template(meta: Mapping[str, int]) -> Any:
     return jax.eval_shape(lambda: reset_carry.ResetScript(
         system_rng.reset_inputs(3), *(jnp.zeros(length, dtype) for dtype in
                                       (jnp.int32, jnp.int32, bool, bool)),
-        jnp.zeros(length + 1, bool)))
+        jnp.zeros(length + 1, bool), jnp.int32(0), jnp.int32(0),
+        meta["presses"]))
 
 
 def stack(states: Sequence[EnvState]) -> EnvState:

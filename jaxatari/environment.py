@@ -450,6 +450,7 @@ class AtariEnv:
             return None
         pal = self.display_format == "PAL"
         try:
+            reset_carry.select_test(self.rules, mode)   # runs on JAX RAM?
             return boot_cache.stack([recorders[0].script(
                 system_rng.reset_inputs(3 + first + k, self.cart.has_ram,
                                         pal)) for k in range(len(states))])
@@ -548,7 +549,8 @@ class AtariEnv:
         if params.reset_scripts is not None:
             state = reset_carry.replay_where(
                 self, jnp.asarray(done), played,
-                _pick(params.reset_scripts, index), state, params.difficulty)
+                _pick(params.reset_scripts, index), state, params.mode,
+                params.difficulty)
         return self.observation(state, params), state
 
     def step(self, key: jax.Array, state: EnvState, action: jax.Array,
@@ -738,6 +740,12 @@ class _EnvDriver(ConsoleDriver):
     def scanlines(self) -> int:
         return int(console.scanlines(self.state.machine))
 
+    def select_loop(self, done, presses: int) -> None:
+        """`games.core.select_until` starts a SELECT loop (recorded)."""
+        del done
+        if self.recorder:
+            self.recorder.select_loop(presses)
+
     def begin_episode(self) -> None:
         if self.recorder:
             self.recorder.begin()
@@ -751,7 +759,7 @@ class _EnvDriver(ConsoleDriver):
         """The state an episode starts from: no action or reward yet; reset
         frames are not counted, except one per pressSelect call (as ALE)."""
         if self.recorder:
-            self.recorder.start()
+            self.recorder.start(self.counted_frames)
         return self.state.replace(action=jnp.int32(0), reward=jnp.int32(0),
                                   episode_frame=jnp.int32(
                                       self.counted_frames))

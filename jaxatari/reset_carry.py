@@ -20,18 +20,21 @@ For those games the env replays the reset instead of copying it:
   console it starts from. The fills are a test, not a proof: a byte the
   reset reads only to compare with one value could escape both.
 * **Its script**, recorded from those resets (`ScriptRecorder`): each
-  frame's joystick action and console switches, and where ALE's
-  `RomSettings::reset()` and the episode's start fall. A reset whose
-  `setMode` pressed SELECT is refused (`NotReplayable`): how often it
-  presses depends on the RAM it finds.
+  frame's joystick action and console switches, where ALE's
+  `RomSettings::reset()` and the episode's start fall, and where the
+  game's `setMode` loops on SELECT until RAM shows the mode
+  (`games.core.select_until`): how often it presses depends on the RAM
+  it finds, so the loop is kept as a loop, with its RAM test
+  (`select_test`, written to run on JAX arrays too).
 * **At every auto-reset** (`AtariEnv.reset_after`), `replay` runs the
   script from the played console: the `k`-th `System::reset` (its draws,
   `ResetInputs`), then the script's frames through the same compiled
   frame the step runs, every one drawn (as the host's boot draws them:
-  the TIA's other screen buffer comes out the same too). The booted state gives only what does not depend
-  on the console (the action, the frame count). Under `vmap`, `replay_where`
-  runs the script for the whole batch once, when any console needs it, not
-  at every step.
+  the TIA's other screen buffer comes out the same too); a `lax.scan`,
+  or with a SELECT loop a `lax.while_loop` of one frame an iteration. The
+  booted state gives only the action, which does not depend on the
+  console. Under `vmap`, `replay_where` runs the script for the whole
+  batch once, when any console needs it, not at every step.
 """
 from __future__ import annotations
 
@@ -51,7 +54,8 @@ FILL_SEED = 2600
 
 class NotReplayable(ValueError):
     """A reset that depends on the played console but whose script
-    cannot be replayed from an arbitrary console."""
+    cannot be replayed from an arbitrary console: more than one SELECT
+    loop, or a loop whose RAM test does not run on JAX arrays."""
 
 
 @struct.dataclass
@@ -67,6 +71,11 @@ class ResetScript:
         begin: bool[L], `RomSettings::reset()` before this frame.
         start: bool[L + 1], the episode starts (no action or reward yet)
             before this frame; index L: after the last.
+        counted: int32, the frames ALE counts in the episode's frame
+            number at its start, but the SELECT loop's presses.
+        loop_at: int32, the SELECT loop's place: it runs before frame
+            `loop_at` (-1: none).
+        presses: the loop's SELECT frames a press (0: no loop); static.
     """
     inputs: Any
     actions: jax.Array
@@ -74,6 +83,9 @@ class ResetScript:
     active: jax.Array
     begin: jax.Array
     start: jax.Array
+    counted: jax.Array
+    loop_at: jax.Array
+    presses: int = struct.field(pytree_node=False, default=0)
 
 
 class ScriptRecorder:
@@ -84,6 +96,8 @@ class ScriptRecorder:
         self.frames: list[tuple[int, int]] = []
         self.begin_at: list[int] = []
         self.start_at: list[int] = []
+        self.loops: list[tuple[int, int]] = []
+        self.counted = 0
 
     def frame(self, action: int, buttons: int) -> None:
         """One frame played."""
@@ -93,33 +107,93 @@ class ScriptRecorder:
         """`RomSettings::reset()` now, before the next frame."""
         self.begin_at.append(len(self.frames))
 
-    def start(self) -> None:
-        """The episode starts now (`episode_start`)."""
+    def start(self, counted: int) -> None:
+        """The episode starts now (`episode_start`), `counted` frames in."""
         self.start_at.append(len(self.frames))
+        self.counted = counted
 
-    def script(self, inputs: Any, length: int | None = None) -> ResetScript:
-        """The frames so far, front-padded to `length`.
+    def select_loop(self, presses: int) -> None:
+        """A SELECT loop (`select_until`) starts now."""
+        self.loops.append((len(self.frames), presses))
+
+    def script(self, inputs: Any) -> ResetScript:
+        """The frames so far, a SELECT loop's presses taken out.
 
         Raises:
-            NotReplayable: a SELECT frame (see the module's docstring).
+            NotReplayable: more than one SELECT loop.
         """
-        if any(buttons == 2 for _, buttons in self.frames):
-            raise NotReplayable("the reset's setMode pressed SELECT, as "
-                                "often as the RAM it found asked")
-        count = len(self.frames)
-        pad = (length or count) - count
-        actions = np.zeros(pad + count, np.int32)
-        buttons = np.zeros(pad + count, np.int32)
-        actions[pad:] = [a for a, _ in self.frames]
-        buttons[pad:] = [b for _, b in self.frames]
-        active = np.arange(pad + count) >= pad
-        begin = np.zeros(pad + count, bool)
-        begin[[pad + i for i in self.begin_at]] = True
-        start = np.zeros(pad + count + 1, bool)
-        start[[pad + i for i in self.start_at]] = True
-        return ResetScript(inputs, jnp.asarray(actions), jnp.asarray(buttons),
-                           jnp.asarray(active), jnp.asarray(begin),
-                           jnp.asarray(start))
+        if len(self.loops) > 1:
+            raise NotReplayable(f"the reset has {len(self.loops)} SELECT "
+                                "loops; a replay runs at most one")
+        frames, begin_at, start_at = self.frames, self.begin_at, self.start_at
+        loop_at, presses, pressed = -1, 0, 0
+        if self.loops:
+            (loop_at, presses), = self.loops
+            end, press = loop_at, [(0, 2)] * presses + [(0, 0)]
+            while frames[end:end + presses + 1] == press:
+                end, pressed = end + presses + 1, pressed + 1
+            frames = frames[:loop_at] + frames[end:]
+            cut = lambda i: i if i <= loop_at else i - (end - loop_at)
+            begin_at, start_at = map(cut, begin_at), map(cut, start_at)
+        count = len(frames)
+        begin, start = np.zeros(count, bool), np.zeros(count + 1, bool)
+        begin[list(begin_at)], start[list(start_at)] = True, True
+        return ResetScript(
+            inputs, jnp.asarray([a for a, _ in frames], jnp.int32),
+            jnp.asarray([b for _, b in frames], jnp.int32),
+            jnp.ones(count, bool), jnp.asarray(begin), jnp.asarray(start),
+            jnp.int32(self.counted - pressed), jnp.int32(loop_at), presses)
+
+
+class _Found(Exception):
+    """`_Probe` found the SELECT loop."""
+
+
+class _Probe:
+    """`games.ResetOps` that emulates nothing and stops at the SELECT
+    loop of a `setMode`, to find its RAM test."""
+
+    loop: tuple[Callable[[Any], Any], int] | None = None
+
+    def ram(self) -> np.ndarray:
+        return np.zeros(RAM_SIZE, np.uint8)
+
+    def press_select(self, n: int = 1) -> None:
+        del n
+
+    def soft_reset(self) -> None:
+        pass
+
+    def act(self, action: int) -> None:
+        del action
+
+    def environment_rng_next(self) -> int:
+        return 0
+
+    def select_loop(self, done: Callable[[Any], Any], presses: int) -> None:
+        self.loop = (done, presses)
+        raise _Found
+
+
+def select_test(rules: Any, mode: int) -> Callable[[Any], Any] | None:
+    """The RAM test of `rules.set_mode(ops, mode)`'s SELECT loop (None
+    without one); it runs on JAX RAM.
+
+    Raises:
+        NotReplayable: the test does not run on JAX arrays.
+    """
+    probe = _Probe()
+    try:
+        rules.set_mode(probe, mode)
+    except _Found:
+        done = probe.loop[0]
+        try:
+            jax.eval_shape(done, jax.ShapeDtypeStruct((RAM_SIZE,), jnp.uint8))
+        except Exception as error:   # the test's own code, any failure
+            raise NotReplayable(f"{rules.rom_id}'s SELECT test does not run "
+                                f"on JAX arrays ({error})") from error
+        return done
+    return None
 
 
 def ram_fills() -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +246,7 @@ def _where(flag: jax.Array, a: Any, b: Any) -> Any:
 
 
 def replay(env: Any, played: Any, script: ResetScript, fresh: Any,
-           difficulty: int) -> Any:
+           mode: int, difficulty: int) -> Any:
     """The reset `script` from the console `played`: the state ALE's reset
     reaches from it.
 
@@ -180,60 +254,139 @@ def replay(env: Any, played: Any, script: ResetScript, fresh: Any,
         env: the `AtariEnv` (its board, frame and rules).
         played: the `EnvState` the episode ended in.
         script: the reset's `ResetScript`.
-        fresh: the booted state of the same reset: the action and frame
-            count, which do not depend on the console, come from it.
-        difficulty: the difficulty switch (`EnvParams.difficulty`).
+        fresh: the booted state of the same reset: the action, which does
+            not depend on the console, comes from it.
+        mode, difficulty: ALE's settings (`EnvParams.mode`, `.difficulty`).
     """
     from jaxatari import console, environment   # the env imports this
     machine = console.system_reset(env.board, played.machine, script.inputs)
     state = played.replace(machine=machine,
                            paddles=environment.paddle_centre(env.controls))
 
-    def frame(state, inputs):
-        action, buttons, active, begin, start = inputs
-        state = _where(begin, state.replace(vars=env.rules.reset_vars()),
-                       state)
-        state = _where(start, state.replace(reward=jnp.int32(0)), state)
+    def frame(state, action, buttons, run):
         new = env._frame(state, action, buttons, jnp.int32(difficulty), True)
-        return _where(active, new, state), None
+        return _where(run, new, state)
 
-    state, _ = jax.lax.scan(frame, state, (
-        script.actions, script.buttons, script.active, script.begin,
-        script.start[:-1]))
-    state = _where(script.start[-1], state.replace(reward=jnp.int32(0)),
-                   state)
-    return state.replace(action=fresh.action,
-                         episode_frame=fresh.episode_frame)
+    if script.presses:
+        state, pressed = _replay_loop(frame, env.rules.reset_vars, state,
+                                      script, select_test(env.rules, mode))
+    else:
+        def scripted(state, pc):
+            state = _marked(env.rules.reset_vars, state, script, pc,
+                            jnp.int32(0))
+            return frame(state, script.actions[pc], script.buttons[pc],
+                         script.active[pc]), None
+        state, _ = jax.lax.scan(scripted, state,
+                                jnp.arange(len(script.actions)))
+        pressed = jnp.int32(0)
+    state = _started(state, script, len(script.actions), pressed)
+    return state.replace(action=fresh.action)
+
+
+def _started(state: Any, script: ResetScript, pc: jax.Array | int,
+             pressed: jax.Array) -> Any:
+    """`state`, the episode started if it starts before frame `pc`: no
+    reward yet, and the frames counted (`pressed` SELECT presses too)."""
+    started = state.replace(reward=jnp.int32(0),
+                            episode_frame=script.counted + pressed)
+    return _where(script.start[pc], started, state)
+
+
+def _marked(reset_vars: Callable, state: Any, script: ResetScript,
+            pc: jax.Array, pressed: jax.Array) -> Any:
+    """`state` with the marks before frame `pc`: the rules' reset, the
+    episode's start."""
+    state = _where(script.begin[pc], state.replace(vars=reset_vars()), state)
+    return _started(state, script, pc, pressed)
+
+
+def _replay_loop(frame: Callable, reset_vars: Callable, state: Any,
+                 script: ResetScript, done: Callable[[Any], Any]
+                 ) -> tuple[Any, jax.Array]:
+    """The script's frames, one an iteration, and its SELECT loop where it
+    stands: before each press `done(ram)` is tested, and once it holds the
+    script goes on (`select_until`). A press is `presses` SELECT frames
+    then a NOOP frame, and ALE counts it as one frame (`press_select`).
+    Returns the state and the presses made."""
+    from jaxatari import games   # the env imports this
+    length, presses = len(script.actions), script.presses
+    bound = length + games.core.MAX_SELECT_PRESSES * (presses + 1)
+
+    def body(carry):
+        state, pc, sub, pressed, last, steps = carry
+        # the rules' reset comes before the loop, in setMode's reset
+        state = _where((pc != last) & script.begin[pc],
+                       state.replace(vars=reset_vars()), state)
+        pressing = (pc == script.loop_at) & ~(
+            (sub == 0) & done(state.machine.riot.ram))
+        state = _where(pressing, state,
+                       _started(state, script, pc, pressed))
+        action = jnp.where(pressing, 0, script.actions[pc])
+        buttons = jnp.where(pressing, jnp.where(sub < presses, 2, 0),
+                            script.buttons[pc]).astype(jnp.int32)
+        state = frame(state, action, buttons, pressing | script.active[pc])
+        pressed = pressed + (pressing & (sub == 0))
+        sub = jnp.where(pressing, (sub + 1) % (presses + 1), 0)
+        return (state, jnp.where(pressing, pc, pc + 1), sub, pressed, pc,
+                steps + 1)
+
+    zero = jnp.int32(0)
+    state, _, _, pressed, _, _ = jax.lax.while_loop(
+        lambda carry: (carry[1] < length) & (carry[5] < bound), body,
+        (state, zero, zero, zero, jnp.int32(-1), zero))
+    return state, pressed
 
 
 def replay_where(env: Any, done: jax.Array, played: Any,
-                 script: ResetScript, fresh: Any, difficulty: int) -> Any:
+                 script: ResetScript, fresh: Any, mode: int,
+                 difficulty: int) -> Any:
     """`replay` where `done`, else `fresh`; replayed only when needed.
 
     One console: a `lax.cond`. Under `vmap` (its own rule): one `lax.cond`
     for the batch, replaying every console when any is done and keeping
-    the replay where it is (a plain vmap would replay at every step).
+    the replay where it is (a plain vmap would replay at every step). A
+    vmap around that (a population of batches) joins the batch, so the
+    cond stays one cond.
     """
     @jax.custom_batching.custom_vmap
     def pick(done, played, script, fresh):
         return jax.lax.cond(
-            done, lambda: replay(env, played, script, fresh, difficulty),
+            done, lambda: replay(env, played, script, fresh, mode,
+                                 difficulty),
             lambda: fresh)
 
     @pick.def_vmap
-    def batch(axis_size, in_batched, done, played, script, fresh):
-        args = [updates.broadcast(axis_size, batched, tree) for batched, tree
-                in zip(in_batched, (done, played, script, fresh))]
-        done, played, script, fresh = args
-
-        def replayed():
-            again = jax.vmap(lambda p, s, f: replay(env, p, s, f,
-                                                    difficulty))
-            return _where_batch(done, again(played, script, fresh), fresh)
-        out = jax.lax.cond(jnp.any(done), replayed, lambda: fresh)
+    def batch(axis_size, in_batched, *args):
+        args = [updates.broadcast(axis_size, batched, tree)
+                for batched, tree in zip(in_batched, args)]
+        out = _replay_batch(env, mode, difficulty)(*args)
         return out, jax.tree.map(lambda _: True, out)
 
     return pick(done, played, script, fresh)
+
+
+def _replay_batch(env: Any, mode: int, difficulty: int):
+    """`replay_where` of a batch (a leading axis on every argument), as a
+    `custom_vmap` function that a further vmap flattens into its batch."""
+    @jax.custom_batching.custom_vmap
+    def run(done, played, script, fresh):
+        def replayed():
+            again = jax.vmap(lambda p, s, f: replay(env, p, s, f, mode,
+                                                    difficulty))
+            return _where_batch(done, again(played, script, fresh), fresh)
+        return jax.lax.cond(jnp.any(done), replayed, lambda: fresh)
+
+    @run.def_vmap
+    def flattened(axis_size, in_batched, *args):
+        args = [updates.broadcast(axis_size, batched, tree)
+                for batched, tree in zip(in_batched, args)]
+        size = args[0].shape[1]
+        out = run(*jax.tree.map(
+            lambda x: x.reshape((axis_size * size,) + x.shape[2:]), args))
+        out = jax.tree.map(
+            lambda x: x.reshape((axis_size, size) + x.shape[1:]), out)
+        return out, jax.tree.map(lambda _: True, out)
+    return run
 
 
 def _where_batch(flag: jax.Array, a: Any, b: Any) -> Any:
@@ -257,9 +410,11 @@ def followed_by(script: ResetScript, actions: list[int],
         x = np.asarray(x)
         return jnp.asarray(np.concatenate(
             [np.full(pad, fill, x.dtype), x, np.asarray(tail, x.dtype)]))
-    return ResetScript(
-        script.inputs, grow(script.actions, actions, 0),
-        grow(script.buttons, [0] * count, 0),
-        grow(script.active, [True] * count, False),
-        grow(script.begin, [False] * count, False),
-        grow(script.start, [False] * count, False))
+    loop_at = int(script.loop_at)
+    return script.replace(
+        actions=grow(script.actions, actions, 0),
+        buttons=grow(script.buttons, [0] * count, 0),
+        active=grow(script.active, [True] * count, False),
+        begin=grow(script.begin, [False] * count, False),
+        start=grow(script.start, [False] * count, False),
+        loop_at=jnp.int32(loop_at + pad if loop_at >= 0 else -1))

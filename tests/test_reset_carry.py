@@ -5,8 +5,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import struct
 
-from jaxatari import environment, reset_carry
+from jaxatari import environment, games, reset_carry
 
 ale_py = pytest.importorskip("ale_py")
 
@@ -15,6 +16,13 @@ SETTINGS = dict(frameskip=1, repeat_action_probability=0.0,
 # Kung Fu Master's reset keeps RAM bytes 81 and 90-95 after a game
 # (ale-py, BENCHMARKS.md); Pong's start-up code overwrites all 128.
 REPLAYED, COPIED = "kung_fu_master", "pong"
+# Every game whose reset depends on its RAM (PARITY.md, "Resets after
+# play"): all replay it; the second line's setMode loops on SELECT.
+REPLAYED_GAMES = ("entombed", "hangman", "haunted_house", "ice_hockey",
+                  "kung_fu_master", "seaquest", "sir_lancelot", "time_pilot",
+                  "venture",
+                  "crossbow", "pooyan", "space_war", "surround",
+                  "yars_revenge")
 
 
 @pytest.fixture(scope="module")
@@ -52,24 +60,41 @@ def test_only_games_whose_reset_keeps_ram_replay_it(kung_fu):
     assert np.flatnonzero(np.asarray(script.start)).tolist() == [68]
 
 
-@pytest.mark.parametrize("fill", [0, 1])
-def test_replay_is_ales_reset_of_that_ram(kung_fu, fill):
+def _assert_ales_reset_of_that_ram(env, params, game: str) -> None:
+    """The env's auto-reset of its state 1 with each fill's RAM against
+    ale-py's reset_game() of the same RAM: RAM, screen, RGB, lives."""
+    reset = jax.jit(env.reset_after)
+    for ram in reset_carry.ram_fills():
+        played = reset_carry.with_ram(_one(params.reset_states, 1), ram)
+        # reset_game() number 2 after loadROM: script 2, booted state 2
+        obs, state = reset(jax.random.key(0), played, _only(params, 2))
+        ale = _ale_reset_from(game, ram)
+        np.testing.assert_array_equal(np.asarray(env.ram(state)),
+                                      ale.getRAM())
+        np.testing.assert_array_equal(np.asarray(env.screen(state)),
+                                      ale.getScreen())
+        np.testing.assert_array_equal(np.asarray(obs), ale.getScreenRGB())
+        assert int(state.lives) == ale.lives()
+        assert bool(state.terminal) == ale.game_over()
+
+
+def test_replay_is_ales_reset_of_that_ram(kung_fu):
     env, params = kung_fu
-    ram = reset_carry.ram_fills()[fill]
-    played = reset_carry.with_ram(_one(params.reset_states, 1), ram)
-    # reset_game() number 2 after loadROM: script 2, booted state 2
-    obs, state = jax.jit(env.reset_after)(
-        jax.random.key(0), played, _only(params, 2))
-    ale = _ale_reset_from(REPLAYED, ram)
-    np.testing.assert_array_equal(np.asarray(env.ram(state)), ale.getRAM())
-    np.testing.assert_array_equal(np.asarray(env.screen(state)),
-                                  ale.getScreen())
-    np.testing.assert_array_equal(np.asarray(obs), ale.getScreenRGB())
-    assert int(state.lives) == ale.lives()
-    assert not bool(state.terminal)
+    _assert_ales_reset_of_that_ram(env, params, REPLAYED)
     # and not the booted state: bytes 90-95 come from the played console
+    played = reset_carry.with_ram(_one(params.reset_states, 1),
+                                  reset_carry.ram_fills()[0])
+    _, state = env.reset_after(jax.random.key(0), played, _only(params, 2))
     booted = np.asarray(env.ram(_one(params.reset_states, 2)))
     assert (np.asarray(env.ram(state))[90:96] != booted[90:96]).any()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", [g for g in REPLAYED_GAMES if g != REPLAYED])
+def test_every_replayed_reset_is_ales(game):
+    env, params = environment.make(game, **SETTINGS)
+    assert params.reset_scripts is not None
+    _assert_ales_reset_of_that_ram(env, params, game)
 
 
 def _only(params: environment.EnvParams, k: int) -> environment.EnvParams:
@@ -98,9 +123,47 @@ def test_a_batch_replays_only_its_done_consoles_with_one_cond(kung_fu):
         _one(states, 0), env.reset(keys[0], params)[1])
     # the batch's replay is one cond on an unbatched predicate (any lane
     # done), not a select that would replay at every step
-    jaxpr = jax.make_jaxpr(batch)(keys, played, params, done)
-    conds = [eqn for eqn in jaxpr.jaxpr.eqns if eqn.primitive.name == "cond"]
-    assert len(conds) == 1 and conds[0].invars[0].aval.shape == ()
+    conds = _outer_conds(jax.make_jaxpr(batch)(keys, played, params, done))
+    assert [cond.invars[0].aval.shape for cond in conds] == [()]
+
+
+def test_a_population_of_batches_is_one_batch_with_one_cond(kung_fu):
+    env, params = kung_fu
+    fills = reset_carry.ram_fills()
+    one = reset_carry.with_ram(_one(params.reset_states, 1), fills[0])
+    played = jax.tree.map(lambda x: jnp.broadcast_to(x, (2, 3) + x.shape),
+                          one)
+    done = jnp.array([[False, True, False], [False, False, False]])
+    keys = jax.random.split(jax.random.key(5), 6).reshape(2, 3)
+    batch = jax.vmap(jax.vmap(env.reset_after, in_axes=(0, 0, None, 0)),
+                     in_axes=(0, 0, None, 0))
+    _, states = jax.jit(batch)(keys, played, params, done)
+    for member, lane in np.ndindex(2, 3):
+        key = keys[member, lane]
+        expected = (env.reset_after(key, one, params)[1] if done[member, lane]
+                    else env.reset(key, params)[1])
+        assert reset_carry.same_shown(
+            jax.tree.map(lambda x: x[member, lane], states), expected)
+    conds = _outer_conds(jax.make_jaxpr(batch)(keys, played, params, done))
+    assert [cond.invars[0].aval.shape for cond in conds] == [()]
+
+
+def _outer_conds(closed) -> list:
+    """The conds of a jaxpr that no other cond holds (sub-jaxprs of other
+    primitives, such as custom_vmap's call, searched too)."""
+    found = []
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "cond":
+                found.append(eqn)
+                continue
+            for value in eqn.params.values():
+                inner = getattr(value, "jaxpr", value)
+                if hasattr(inner, "eqns"):
+                    walk(inner)
+    walk(closed.jaxpr)
+    return found
 
 
 def test_params_that_mix_scripts_and_states_are_refused(kung_fu):
@@ -109,3 +172,96 @@ def test_params_that_mix_scripts_and_states_are_refused(kung_fu):
         lambda x: x[:1], params.reset_scripts))
     with pytest.raises(ValueError, match="reset_scripts"):
         env.reset(jax.random.key(0), mixed)
+
+
+# A toy console for the SELECT loop: each SELECT frame moves the mode byte
+# (RAM 0) on by one, mod 4; every frame's buttons are logged.
+@struct.dataclass
+class _Riot:
+    ram: jax.Array
+
+
+@struct.dataclass
+class _Machine:
+    riot: _Riot
+
+
+@struct.dataclass
+class _Toy:
+    machine: _Machine
+    vars: jax.Array
+    reward: jax.Array
+    episode_frame: jax.Array
+    log: jax.Array       # the buttons of each frame, -1 past the last
+    frames: jax.Array
+
+
+def _toy(mode: int) -> _Toy:
+    ram = jnp.zeros(reset_carry.RAM_SIZE, jnp.uint8).at[0].set(mode)
+    return _Toy(_Machine(_Riot(ram)), jnp.zeros(2, jnp.int32),
+                jnp.int32(5), jnp.int32(0), jnp.full(64, -1, jnp.int32),
+                jnp.int32(0))
+
+
+def _toy_frame(state: _Toy, action, buttons, run=True) -> _Toy:
+    ram = state.machine.riot.ram
+    ram = ram.at[0].set(jnp.where(buttons == 2, (ram[0] + 1) % 4,
+                                  ram[0]).astype(jnp.uint8))
+    new = state.replace(machine=_Machine(_Riot(ram)),
+                        log=state.log.at[state.frames].set(buttons),
+                        frames=state.frames + 1,
+                        episode_frame=state.episode_frame + 1)
+    return jax.tree.map(lambda a, b: jnp.where(run, a, b), new, state)
+
+
+class _ToyDriver(environment.ConsoleDriver):
+    """The toy on the host, recorded, as `_EnvDriver` records a boot."""
+
+    def __init__(self, mode: int):
+        self.state, self.recorder = _toy(mode), reset_carry.ScriptRecorder()
+
+    def frames(self, action, buttons, count):
+        for _ in range(count):
+            self.recorder.frame(action, buttons)
+            self.state = _toy_frame(self.state, action, buttons)
+
+    def ram(self):
+        return np.asarray(self.state.machine.riot.ram)
+
+    def select_loop(self, done, presses):
+        self.recorder.select_loop(presses)
+
+    def reset(self, target: int) -> _Toy:
+        """RESET, the rules' reset, SELECT once (2 frames), SELECT until
+        the mode byte shows `target` (1 frame a press), RESET; as Yars'
+        Revenge's setMode."""
+        self.counted_frames = 0
+        self.soft_reset()
+        self.recorder.begin()
+        self.state = self.state.replace(vars=jnp.full(2, 7, jnp.int32))
+        self.press_select(2)
+        games.core.select_until(
+            self, lambda ram: games.core.ram_byte(ram, 0x80) == target, 1)
+        self.recorder.start(self.counted_frames)
+        return self.state.replace(reward=jnp.int32(0),
+                                  episode_frame=jnp.int32(
+                                      self.counted_frames))
+
+
+@pytest.mark.parametrize("recorded, played", [(0, 0), (0, 3), (2, 1)])
+def test_the_select_loop_presses_as_often_as_the_ram_asks(recorded, played):
+    """The script recorded from one mode byte, replayed from another: the
+    loop presses as often as the host's `select_until` would there."""
+    target = 2
+    driver = _ToyDriver(recorded)
+    driver.reset(target)
+    script = driver.recorder.script(inputs=None)
+    expected = _ToyDriver(played).reset(target)
+    state, pressed = reset_carry._replay_loop(
+        _toy_frame, lambda: jnp.full(2, 7, jnp.int32), _toy(played), script,
+        lambda ram: games.core.ram_byte(ram, 0x80) == target)
+    state = reset_carry._started(state, script, len(script.actions), pressed)
+    for got, want in zip(jax.tree.leaves(state), jax.tree.leaves(expected)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # the fixed press moves the byte by 2, each loop press by 1
+    assert int(pressed) == (target - played - 2) % 4

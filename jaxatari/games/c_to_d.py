@@ -21,7 +21,7 @@ import numpy as np
 from jaxatari.games.core import (
     DOWN, FIRE, LEFT, MAX_SELECT_PRESSES, NOOP, RIGHT, UPFIRE, VAR_TERMINAL,
     GameRules, ResetOps, StepResult, bcd, bcd_score, byte, check_mode,
-    extra_vars, lives_unless_terminal, make_rules, mode_byte_shown,
+    extra_vars, lives_unless_terminal, make_rules, mode_byte_shown, ram_byte,
     reset_vars_fn, result, select_mode, split_vars)
 
 
@@ -130,7 +130,7 @@ def _crossbow_mode_shown(ram: np.ndarray, mode: int) -> bool:
     $8D shows the game number (mode + 1) while selecting; it is also the
     score's low byte, so the test does not hold after the game resets.
     """
-    return (int(ram[0x0D]) - 1) & 0xFF == mode
+    return (ram_byte(ram, 0x0D) - 1) & 0xFF == mode
 
 
 def _darkchambers_step(ram: jax.Array, vars_: jax.Array) -> StepResult:

@@ -294,13 +294,27 @@ def no_set_mode(ops: ResetOps, mode: int) -> None:
     check_mode(mode, (0,))
 
 
+def ram_byte(ram: np.ndarray | jax.Array, addr: int) -> np.ndarray:
+    """RAM byte `addr` ($80-$FF, or its low 7 bits) as int32, from numpy
+    or JAX RAM: the SELECT tests of `select_until` are written with it so
+    that a reset replayed in JAX (`jaxatari.reset_carry`) can run them."""
+    return ram[addr & 0x7F].astype(np.int32)
+
+
 def select_until(ops: ResetOps, done: Callable[[np.ndarray], bool],
                  presses: int) -> None:
     """Presses SELECT (`presses` frames each) until `done(ram)`, then resets.
 
+    `done` must also run on JAX RAM (`ram_byte`). A driver that records
+    its frames is told of the loop first (`ops.select_loop(done,
+    presses)`, where it has one).
+
     Raises:
         RuntimeError: if the mode never shows up in RAM.
     """
+    notify = getattr(ops, "select_loop", None)
+    if notify is not None:
+        notify(done, presses)
     for _ in range(MAX_SELECT_PRESSES):
         if done(np.asarray(ops.ram())):
             ops.soft_reset()
@@ -313,7 +327,7 @@ def mode_byte_shown(addr: int, offset: int = 0) -> ModeShownFn:
     """A `mode_shown` test: RAM byte `addr` equals `mode + offset`."""
 
     def shown(ram: np.ndarray, mode: int) -> bool:
-        return int(ram[addr & 0x7F]) == mode + offset
+        return ram_byte(ram, addr) == mode + offset
 
     return shown
 

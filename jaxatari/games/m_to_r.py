@@ -15,7 +15,7 @@ import numpy as np
 from jaxatari.games.core import (
     FIRE, NOOP, UP, VAR_TERMINAL, GameRules, ResetOps, StepResult, bcd,
     bcd_score, byte, check_mode, extra_vars, lives_unless_terminal,
-    make_rules, mode_byte_shown, reset_vars_fn, result, select_mode,
+    make_rules, mode_byte_shown, ram_byte, reset_vars_fn, result, select_mode,
     select_until, split_vars)
 
 
@@ -273,7 +273,7 @@ def _pooyan_set_mode(ops: ResetOps, mode: int) -> None:
     """
     check_mode(mode, _POOYAN_MODES)
     ops.press_select(2)
-    select_until(ops, lambda ram: int(ram[0xBD & 0x7F]) == mode, 2)
+    select_until(ops, lambda ram: ram_byte(ram, 0xBD) == mode, 2)
 
 
 def _private_eye_step(ram: jax.Array, vars_: jax.Array) -> StepResult:

@@ -20,8 +20,8 @@ import numpy as np
 from jaxatari.games.core import (
     DOWN, FIRE, LEFT, RESET, VAR_TERMINAL, GameRules, ResetOps, StepFn,
     StepResult, bcd, bcd_score, byte, check_mode, extra_vars,
-    lives_unless_terminal, make_rules, mode_byte_shown, reset_vars_fn,
-    result, select_mode, select_until, split_vars)
+    lives_unless_terminal, make_rules, mode_byte_shown, ram_byte,
+    reset_vars_fn, result, select_mode, select_until, split_vars)
 
 # Stella detects PAL for these cartridges and shows 250 rows, not 210.
 _PAL_HEIGHT = 250
@@ -124,8 +124,8 @@ def _space_war_set_mode(ops: ResetOps, mode: int) -> None:
 
 
 def _bcd_byte(ram: np.ndarray, addr: int) -> int:
-    """Host-side `getDecimalScore(addr)`: one RAM byte read as BCD."""
-    value = int(ram[addr & 0x7F])
+    """`getDecimalScore(addr)`: one RAM byte read as BCD (numpy or JAX)."""
+    value = ram_byte(ram, addr)
     return 10 * (value >> 4) + (value & 0xF)
 
 

@@ -15,8 +15,8 @@ import numpy as np
 from jaxatari.games.core import (
     FIRE, NOOP, RIGHT, VAR_TERMINAL, GameRules, ResetOps, StepResult, bcd,
     bcd_score, byte, check_mode, lives_unless_terminal, make_rules,
-    mode_byte_shown, reset_vars_fn, result, select_mode, select_until,
-    split_vars)
+    mode_byte_shown, ram_byte, reset_vars_fn, result, select_mode,
+    select_until, split_vars)
 
 
 def _last_terminal(vars_: jax.Array) -> jax.Array:
@@ -255,7 +255,7 @@ def _yars_revenge_shown(ram: np.ndarray, mode: int) -> bool:
     Only while SELECT is pressed: after the reset it reads 0x40 in every
     mode, so the rules have no `mode_shown`.
     """
-    return int(ram[0xE3 & 0x7F]) == mode
+    return ram_byte(ram, 0xE3) == mode
 
 
 def _yars_revenge_set_mode(ops: ResetOps, mode: int) -> None:
