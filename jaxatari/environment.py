@@ -356,9 +356,10 @@ class AtariEnv:
         jaxprs.
         """
         controls = self.controls._replace(difficulty=difficulty)
-        machine, paddles = _shared_console_frame(
-            self.board, controls, state.machine, state.paddles, action,
-            buttons, render)
+        shared = (_shared_console_frame if isinstance(render, bool)
+                  else console_frame)   # a traced `render`: as data
+        machine, paddles = shared(self.board, controls, state.machine,
+                                  state.paddles, action, buttons, render)
         return self._rules_frame(state, machine, paddles, buttons)
 
     def _after_frame(self, state: EnvState, machine: console.Console,

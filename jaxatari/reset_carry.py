@@ -29,8 +29,9 @@ For those games the env replays the reset instead of copying it:
 * **At every auto-reset** (`AtariEnv.reset_after`), `replay` runs the
   script from the played console: the `k`-th `System::reset` (its draws,
   `ResetInputs`), then the script's frames through the same compiled
-  frame the step runs, every one drawn (as the host's boot draws them:
-  the TIA's other screen buffer comes out the same too); a `lax.scan`,
+  frame the step runs, its last two drawn (`DRAWN_FRAMES`: the screen
+  and the TIA's other buffer come out as the boot's, which draws them
+  all); a `lax.scan`,
   or with a SELECT loop a `lax.while_loop` of one frame an iteration. The
   booted state gives only the action, which does not depend on the
   console. Under `vmap`, `replay_where` runs the script for the whole
@@ -50,6 +51,9 @@ from jaxatari import updates
 
 RAM_SIZE = 128
 FILL_SEED = 2600
+DRAWN_FRAMES = 2
+"""A replay draws its last frames only (`render` as data): the screen
+shown and the TIA's other buffer, as the host's boot, which draws all."""
 
 
 class NotReplayable(ValueError):
@@ -263,8 +267,11 @@ def replay(env: Any, played: Any, script: ResetScript, fresh: Any,
     state = played.replace(machine=machine,
                            paddles=environment.paddle_centre(env.controls))
 
-    def frame(state, action, buttons, run):
-        new = env._frame(state, action, buttons, jnp.int32(difficulty), True)
+    drawn = len(script.actions) - DRAWN_FRAMES
+
+    def frame(state, pc, action, buttons, run):
+        new = env._frame(state, action, buttons, jnp.int32(difficulty),
+                         pc >= drawn)
         return _where(run, new, state)
 
     if script.presses:
@@ -274,7 +281,7 @@ def replay(env: Any, played: Any, script: ResetScript, fresh: Any,
         def scripted(state, pc):
             state = _marked(env.rules.reset_vars, state, script, pc,
                             jnp.int32(0))
-            return frame(state, script.actions[pc], script.buttons[pc],
+            return frame(state, pc, script.actions[pc], script.buttons[pc],
                          script.active[pc]), None
         state, _ = jax.lax.scan(scripted, state,
                                 jnp.arange(len(script.actions)))
@@ -324,7 +331,8 @@ def _replay_loop(frame: Callable, reset_vars: Callable, state: Any,
         action = jnp.where(pressing, 0, script.actions[pc])
         buttons = jnp.where(pressing, jnp.where(sub < presses, 2, 0),
                             script.buttons[pc]).astype(jnp.int32)
-        state = frame(state, action, buttons, pressing | script.active[pc])
+        state = frame(state, pc, action, buttons,
+                      pressing | script.active[pc])
         pressed = pressed + (pressing & (sub == 0))
         sub = jnp.where(pressing, (sub + 1) % (presses + 1), 0)
         return (state, jnp.where(pressing, pc, pc + 1), sub, pressed, pc,
