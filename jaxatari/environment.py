@@ -451,7 +451,7 @@ class AtariEnv:
             return None
         pal = self.display_format == "PAL"
         try:
-            reset_carry.select_test(self.rules, mode)   # runs on JAX RAM?
+            reset_carry.select_test(self.rules, mode)   # raises if not JAX
             return boot_cache.stack([recorders[0].script(
                 system_rng.reset_inputs(3 + first + k, self.cart.has_ram,
                                         pal)) for k in range(len(states))])

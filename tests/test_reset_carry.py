@@ -259,7 +259,8 @@ def test_the_select_loop_presses_as_often_as_the_ram_asks(recorded, played):
     script = driver.recorder.script(inputs=None)
     expected = _ToyDriver(played).reset(target)
     state, pressed = reset_carry._replay_loop(
-        lambda state, pc, *inputs: _toy_frame(state, *inputs), lambda: jnp.full(2, 7, jnp.int32), _toy(played), script,
+        lambda state, pc, *inputs: _toy_frame(state, *inputs),
+        lambda: jnp.full(2, 7, jnp.int32), _toy(played), script,
         lambda ram: games.core.ram_byte(ram, 0x80) == target)
     state = reset_carry._started(state, script, len(script.actions), pressed)
     for got, want in zip(jax.tree.leaves(state), jax.tree.leaves(expected)):
