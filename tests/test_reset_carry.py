@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from flax import struct
 
-from jaxatari import environment, games, reset_carry
+from jaxatari import environment, games, reset_carry, wrappers
 
 ale_py = pytest.importorskip("ale_py")
 
@@ -267,3 +267,30 @@ def test_the_select_loop_presses_as_often_as_the_ram_asks(recorded, played):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     # the fixed press moves the byte by 2, each loop press by 1
     assert int(pressed) == (target - played - 2) % 4
+
+
+def test_the_presets_start_frames_are_replayed_after_the_reset(kung_fu):
+    """`AtariPreprocessing`'s starts (FIRE, then NOOPs) follow the replayed
+    reset: its auto-reset from set RAM equals the host's reset of that RAM
+    then the same start frames."""
+    env, _ = kung_fu
+    preprocessing = wrappers.AtariPreprocessing(env)
+    params = preprocessing.make_params(noop_max=3, noop_min=0,
+                                       fire_reset=True, **SETTINGS)
+    draws = 4                       # starts per reset: draws 0..3
+    k, draw = 2, 3                  # reset 2, FIRE then 2 NOOPs
+    index = k * draws + draw
+    played_env = reset_carry.with_ram(
+        _one(env.make_params(**SETTINGS).reset_states, 1),
+        reset_carry.ram_fills()[1])
+    played = wrappers.PreprocessedState(env_state=played_env,
+                                        lives=played_env.lives)
+    _, state = preprocessing.reset_after(jax.random.key(0), played,
+                                         _only(params, index))
+    driver = environment._EnvDriver(env, played_env, 0)
+    environment.reset_game(env.rules, env.mode, driver, k)
+    expected = preprocessing._start_frames(driver.episode_start(), draw,
+                                           True, params)[draw]
+    assert reset_carry.same_shown(state.env_state, expected)
+    assert not reset_carry.same_shown(
+        state.env_state, _one(params.reset_states, index))
