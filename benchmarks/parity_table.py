@@ -168,7 +168,19 @@ def _saved_results(jsonl: list[pathlib.Path] | None,
     for result in results:
         if "commits" in result:
             result["commit"] = "+".join(result["commits"])
-    return parity.latest_per_run(results)
+    return parity.latest_per_run(results, _descends)
+
+
+def _descends(earlier: str, later: str) -> bool:
+    """Whether commit `later` descends from `earlier` in this repository
+    (each of a run's commits "a+b" counted by its last; unknown or dirty
+    commits descend from nothing)."""
+    earlier, later = earlier.split("+")[-1], later.split("+")[-1]
+    if "-" in earlier or "-" in later:
+        return False
+    return subprocess.run(
+        ["git", "merge-base", "--is-ancestor", earlier, later],
+        capture_output=True, check=False).returncode == 0
 
 
 def main() -> None:

@@ -520,10 +520,24 @@ def checkpoint_results(directory: pathlib.Path) -> list[dict]:
     return results
 
 
-def latest_per_run(results: list[dict]) -> list[dict]:
+def latest_per_run(results: list[dict],
+                   descends: Callable[[str, str], bool] | None = None
+                   ) -> list[dict]:
     """One result per (game, seed): a divergence if any run of it found
     one (the earliest), otherwise the run with the most frames (the user
-    driver's if both drivers reached as many)."""
+    driver's if both drivers reached as many).
+
+    Args:
+        results: the runs' results.
+        descends: `descends(a, b)`: whether commit `b` descends from
+            commit `a` (`git merge-base --is-ancestor a b`). Given it, a
+            divergence is fixed by a run of the same driver at a
+            descendant commit that is identical past the divergence's
+            frame: it counts no more, and the rows show the fix.
+    """
+    if descends is not None:
+        results = [r for r in results if not any(
+            _fixes(later, r, descends) for later in results)]
     best: dict[tuple[str, int], dict] = {}
     for result in results:
         key = (result["game"], result["seed"])
@@ -531,6 +545,20 @@ def latest_per_run(results: list[dict]) -> list[dict]:
         if held is None or _rank(result) < _rank(held):
             best[key] = result
     return list(best.values())
+
+
+def _fixes(later: dict, diverged: dict,
+           descends: Callable[[str, str], bool]) -> bool:
+    """Whether `later` is identical where `diverged` diverged, same game,
+    seed and driver, at a commit descending from `diverged`'s."""
+    divergence = diverged["first_divergence"]
+    return (divergence is not None and later["first_divergence"] is None
+            and (later["game"], later["seed"], driver_of(later))
+            == (diverged["game"], diverged["seed"], driver_of(diverged))
+            and later["steps"] > divergence
+            and bool(later.get("commit")) and bool(diverged.get("commit"))
+            and later["commit"] != diverged["commit"]
+            and descends(diverged["commit"], later["commit"]))
 
 
 def _rank(result: dict) -> tuple:

@@ -101,6 +101,23 @@ def test_latest_per_run_keeps_the_longest_or_a_divergence():
                                      (2, 300, None)]
 
 
+def test_a_divergence_is_fixed_by_a_later_identical_run_past_it():
+    run = lambda steps, divergence, commit, driver="user": {
+        "game": GAME, "seed": 0, "steps": steps, "driver": driver,
+        "first_divergence": divergence, "commit": commit}
+    diverged = run(10_000, 3_601, "old")
+    fixed = run(10_000, None, "new")
+    descends = lambda a, b: (a, b) == ("old", "new")
+    assert parity.latest_per_run([diverged, fixed]) == [diverged]
+    assert parity.latest_per_run([diverged, fixed], descends) == [fixed]
+    # not by an older commit, a run short of the divergence, or the other
+    # driver
+    for other in (run(10_000, None, "older"), run(3_000, None, "new"),
+                  run(10_000, None, "new", "lockstep")):
+        assert parity.latest_per_run([diverged, other], descends)[0] is \
+            diverged
+
+
 def test_the_user_path_outranks_the_lock_step_screen_at_equal_length():
     screen = {"game": GAME, "seed": 0, "steps": 10_000,
               "first_divergence": None, "resets": 0}   # before drivers
