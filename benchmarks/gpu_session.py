@@ -60,8 +60,11 @@ By name only (`--stages`): `others` (the preset on Breakout and Ms.
 Pac-Man at 4K, measured on the second loan), `population` (16 A2C
 members of 64 envs against one agent of 1,024 on the preset: #20's GPU
 cost; its two compiles need a call of their own, the second one above)
-and `ppo` (`jaxatari train pong --algo ppo`, resumable by a second
-call; not worth a loan at today's speed).
+`ppo` (`jaxatari train pong --algo ppo`, resumable by a second
+call; not worth a loan at today's speed), and `resets`
+(`benchmarks/reset_replay.py`: what replaying Kung Fu Master's reset
+after play costs against a step, and Pong's copy, at 4K; on the GPU the
+replay is one conditional a step, BENCHMARKS.md "Resets after play").
 
 Compiled programs go to JAX's persistent cache (`~/.cache/jaxatari/xla`),
 so a second call on the same warm machine skips their compiles.
@@ -112,7 +115,7 @@ compile."""
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
 STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
-          "others", "flags", "pallas", "population", "ppo")
+          "others", "flags", "pallas", "population", "ppo", "resets")
 DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "pallas",
                   "profile", "throughput", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
@@ -126,7 +129,7 @@ before the preset now."""
 SHARES = {"smoke": 0.04, "frames": 0.26, "saturation": 0.2, "main": 0.15,
           "profile": 0.09, "throughput": 0.12, "others": 0.1, "flags": 0.08,
           "pallas": 0.06,
-          "population": 0.05, "ppo": 0.33}
+          "population": 0.05, "ppo": 0.33, "resets": 0.2}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
 
@@ -141,7 +144,8 @@ SIZES = {
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
              "probe_batches": [4096, 65536], "probe_steps": 6784,
-             "cpu_probe_batches": [4096], "cpu_probe_steps": 1000},
+             "cpu_probe_batches": [4096], "cpu_probe_steps": 1000,
+             "reset_batch": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "frame_repeats": 1, "saturation_batch": 8,
@@ -151,7 +155,8 @@ SIZES = {
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
              "probe_batches": [128], "probe_steps": 20,
-             "cpu_probe_batches": [128], "cpu_probe_steps": 10},
+             "cpu_probe_batches": [128], "cpu_probe_steps": 10,
+             "reset_batch": 2},
 }
 
 
@@ -635,6 +640,16 @@ def stage_population(results: Results, size: dict[str, Any],
     for row in population.atari_cost("pong", size["members"],
                                      size["envs_each"], 2, 2):
         results.add(row)
+
+
+def stage_resets(results: Results, size: dict[str, Any],
+                 seconds: float) -> None:
+    """A replayed reset's cost against a step (Kung Fu Master), and a
+    copied one's (Pong), on the preset."""
+    reset_replay = _benchmark("reset_replay")
+    for game in ("kung_fu_master", "pong"):
+        results.add({**reset_replay.measure(game, size["reset_batch"], 3),
+                     **_memory()})
 
 
 def main() -> None:
