@@ -49,13 +49,14 @@ its compiled `env.step_env` (`env.step` before its auto-reset) for a
 batch of the game's seeds, and on game over its auto-reset
 `env.reset_after` of the played console, given params that hold the k-th
 booted reset state (ALE's k-th `reset_game()`), with the RGB observation
-compared too. ALE's reset keeps the RAM, and 14 games' start-up code
-leaves some of it as the last episode left it (Kung Fu Master: bytes 81
-and 90-95): their auto-reset replays the reset from the played console
-(`jaxatari.reset_carry`; noted in their rows). User-path rows of those
-games made before 6182aa2 compared a reset of an unplayed console
-instead (Kung Fu Master's then diverged). "lock-step screen" rows ran the console of
-every game in one program with the game rules apart (`--driver
+compared too. ALE's reset keeps the RAM (and a DPC cartridge's
+registers), and 15 games' start-up code leaves some of it as the last
+episode left it (Kung Fu Master: RAM bytes 81 and 90-95; Pitfall II: its
+DPC random number): their auto-reset replays the reset from the played
+console (`jaxatari.reset_carry`; noted in their rows). User-path rows
+of those games made before 6182aa2 compared a reset of an unplayed
+console instead (Kung Fu Master's then diverged). "lock-step screen"
+rows ran the console of every game in one program with the game rules apart (`--driver
 lockstep`, what CI's short test runs on every commit).
 "identical" means no difference at all in any of them, on every seed
 listed, for that many frames. "game overs" counts the episodes that ended
@@ -77,12 +78,13 @@ NOTES = {game: ("ale-py ships this multi-agent ROM but cannot load it "
                 "(no RomSettings): there is no reference to compare with")
          for game in games.NOT_IN_ALE}
 REPLAYED_RESETS = ("crossbow", "entombed", "hangman", "haunted_house",
-                   "ice_hockey", "kung_fu_master", "pooyan", "seaquest",
+                   "ice_hockey", "kung_fu_master", "pitfall2", "pooyan",
+                   "seaquest",
                    "sir_lancelot", "space_war", "surround", "time_pilot",
                    "venture", "yars_revenge")
-"""Games whose reset depends on the RAM it starts from (`make`'s boot
-finds them; `benchmarks/reset_survey.py` lists them)."""
-NOTES.update({game: "its reset depends on the RAM it starts from: the "
+"""Games whose reset depends on the console it starts from (`make`'s
+boot finds them; `benchmarks/reset_survey.py` lists them)."""
+NOTES.update({game: "its reset depends on the console it starts from: the "
                     "auto-reset replays it from the played console "
                     "(`jaxatari.reset_carry`), as ale-py's `reset_game()` "
                     "of set RAM (tests/test_reset_carry.py)"

@@ -13,7 +13,7 @@ For each game, one JSON line:
   (jaxatari before `reset_carry`, CuLE) gets wrong.
 * `replays`: whether `jaxatari.make(game)` replays its reset from the
   played console (`params.reset_scripts`: its boot found that the reset
-  depends on the RAM, `jaxatari.reset_carry.depends_on_ram`), and
+  depends on the RAM, `jaxatari.reset_carry.depends_on_console`), and
   `select_presses`, the SELECT frames a press of its setMode loop (0: no
   loop).
 

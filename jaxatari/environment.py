@@ -35,11 +35,12 @@ convention:
   start states but in random order, and none beyond them.
 * **Resets after play.** ALE resets the console that just played, and its
   `System::reset` keeps the RAM; most games' start-up code overwrites it
-  all, but about one in ten keeps bytes of the last episode (Kung Fu
-  Master: 7). `reset` is ALE's reset of a console just loaded (a seeded
-  Gymnasium reset); `step`'s auto-reset is `reset_after`, which for those
-  games replays the reset from the played console (`jaxatari.reset_carry`,
-  `params.reset_scripts`), and for the others copies the same cached state.
+  all, but 15 of the 104 keep some of the last episode (Kung Fu Master:
+  7 RAM bytes; Pitfall II: its DPC chip's random number). `reset` is
+  ALE's reset of a console just loaded (a seeded Gymnasium reset);
+  `step`'s auto-reset is `reset_after`, which for those games replays the
+  reset from the played console (`jaxatari.reset_carry`,
+  `params.reset_scripts`), and for the others copies the cached state.
 * **Rewards, game over and lives** are the game's `RomSettings`
   (`jaxatari.games`), evaluated after every frame. An episode also ends at
   `max_num_frames_per_episode` frames, as ALE truncates it. `step`
@@ -447,7 +448,7 @@ class AtariEnv:
             driver = _EnvDriver(self, state, difficulty, recorders[-1])
             reset_game(self.rules, mode, driver, first)
             return driver.episode_start()
-        if not reset_carry.depends_on_ram(states[0], reset):
+        if not reset_carry.depends_on_console(states[0], reset):
             return None
         pal = self.display_format == "PAL"
         try:

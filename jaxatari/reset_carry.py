@@ -13,11 +13,12 @@ and about one game in ten does something similar (BENCHMARKS.md).
 
 For those games the env replays the reset instead of copying it:
 
-* **At boot**, `depends_on_ram` resets a booted state twice more, its RAM
-  filled once with random bytes and once with their complement. If either
-  ends anywhere other than as booted (RAM, registers, TIA, the screen
-  shown, the rule variables, rewards, lives), the reset depends on the
-  console it starts from. The fills are a test, not a proof: a byte the
+* **At boot**, `depends_on_console` resets a booted state twice more, its
+  RAM (and a DPC cartridge's registers, which `System::reset` keeps too)
+  filled once with random bytes and once with their complement. If
+  either ends anywhere other than as booted (RAM, registers, TIA, the
+  screen shown, the rule variables, rewards, lives), the reset depends
+  on the console it starts from. The fills are a test, not a proof: a byte the
   reset reads only to compare with one value could escape both.
 * **Its script**, recorded from those resets (`ScriptRecorder`): each
   frame's joystick action and console switches, where ALE's
@@ -233,16 +234,36 @@ def same_shown(a: Any, b: Any) -> bool:
                for x, y in zip(shown_leaves(a), shown_leaves(b)))
 
 
-def depends_on_ram(booted: Any, reset: Callable[[Any], Any]) -> bool:
-    """Whether a reset's result depends on the RAM it starts from.
+def depends_on_console(booted: Any, reset: Callable[[Any], Any]) -> bool:
+    """Whether a reset's result depends on what `System::reset` keeps of
+    the console it starts from: the RAM, and a DPC cartridge's registers
+    (Pitfall II's random number and data fetchers).
 
     Args:
         booted: a booted reset state (an `EnvState`).
         reset: the same reset again (its `resets`-th `reset_game()`, with
             its settings) from a given state, on the host.
     """
-    return not all(same_shown(reset(with_ram(booted, fill)), booted)
-                   for fill in ram_fills())
+    return not all(same_shown(reset(filled), booted)
+                   for filled in _filled(booted))
+
+
+def _filled(state: Any) -> list[Any]:
+    """`state` with its RAM, and its DPC registers if it has them, filled
+    with random bytes, then with their complement (`ram_fills`)."""
+    chips = state.machine.chips
+    states = []
+    for complement, fill in enumerate(ram_fills()):
+        filled = with_ram(state, fill)
+        if chips.dpc is not None:
+            draws = np.random.default_rng(FILL_SEED + 1)
+            dpc = jax.tree.map(lambda x: jnp.asarray(
+                np.abs(draws.integers(0, 256, x.shape) - 255 * complement),
+                x.dtype), chips.dpc)
+            filled = filled.replace(machine=filled.machine.replace(
+                chips=chips.replace(dpc=dpc)))
+        states.append(filled)
+    return states
 
 
 def _where(flag: jax.Array, a: Any, b: Any) -> Any:

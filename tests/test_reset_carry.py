@@ -16,11 +16,12 @@ SETTINGS = dict(frameskip=1, repeat_action_probability=0.0,
 # Kung Fu Master's reset keeps RAM bytes 81 and 90-95 after a game
 # (ale-py, BENCHMARKS.md); Pong's start-up code overwrites all 128.
 REPLAYED, COPIED = "kung_fu_master", "pong"
-# Every game whose reset depends on its RAM (PARITY.md, "Resets after
-# play"): all replay it; the second line's setMode loops on SELECT.
+# Every game whose reset depends on the console it resets (its RAM;
+# Pitfall II's DPC registers), all replaying it (BENCHMARKS.md, "Resets
+# after play"); the last line's setMode loops on SELECT.
 REPLAYED_GAMES = ("entombed", "hangman", "haunted_house", "ice_hockey",
                   "kung_fu_master", "seaquest", "sir_lancelot", "time_pilot",
-                  "venture",
+                  "venture", "pitfall2",
                   "crossbow", "pooyan", "space_war", "surround",
                   "yars_revenge")
 
