@@ -190,7 +190,9 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=["all"])
     parser.add_argument("--steps", type=int, default=10000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--jsonl", type=pathlib.Path, default=None)
+    parser.add_argument("--jsonl", type=pathlib.Path, default=None,
+                        help="append each run's JSON line here as its game"
+                        " ends (processes may share the file)")
     parser.add_argument("--from-jsonl", type=pathlib.Path, nargs="+",
                         default=None)
     parser.add_argument("--from-checkpoints", type=pathlib.Path, nargs="+",
@@ -237,15 +239,13 @@ def main() -> None:
             for result in batch:
                 result["commit"] = "+".join(result.get("commits", [commit]))
             results += batch
-            if args.jsonl:   # each game's results as soon as it ends
-                args.jsonl.write_text("".join(
-                    json.dumps(r) + "\n" for r in results))
+            if args.jsonl:   # each game's results as soon as it ends,
+                with args.jsonl.open("a") as out:   # after the file's own
+                    out.write("".join(json.dumps(r) + "\n" for r in batch))
         command = (f"python benchmarks/parity_table.py --steps {args.steps}"
                    f" --seeds {' '.join(map(str, args.seeds))}")
     lines = "".join(json.dumps(r) + "\n" for r in results)
     print(lines, end="", flush=True)
-    if args.jsonl:
-        args.jsonl.write_text(lines)
     if args.write:
         args.write.write_text(render(results, command, args.machine))
         STATUS_FILE.write_text(json.dumps(
