@@ -445,9 +445,8 @@ class AtariEnv:
 
         def reset(state: EnvState) -> EnvState:
             recorders.append(reset_carry.ScriptRecorder())
-            driver = _EnvDriver(self, state, difficulty, recorders[-1])
-            reset_game(self.rules, mode, driver, first)
-            return driver.episode_start()
+            return self._reset_game(state, first, mode, difficulty,
+                                    recorders[-1])
         if not reset_carry.depends_on_console(states[0], reset):
             return None
         pal = self.display_format == "PAL"
@@ -465,11 +464,17 @@ class AtariEnv:
                 stacklevel=3)
             return None
 
-    def _reset_game(self, state: EnvState, resets: int) -> EnvState:
+    def _reset_game(self, state: EnvState, resets: int,
+                    mode: int | None = None, difficulty: int | None = None,
+                    recorder: reset_carry.ScriptRecorder | None = None
+                    ) -> EnvState:
         """`StellaEnvironment::reset` from `state`, as the `resets`-th
-        `reset_game()` since `loadROM()` (0 is the one loadROM ends with)."""
-        driver = _EnvDriver(self, state, self.difficulty)
-        reset_game(self.rules, self.mode, driver, resets)
+        `reset_game()` since `loadROM()` (0 is the one loadROM ends with),
+        in `mode` at `difficulty` (default: the env's), its frames told
+        to `recorder` if given."""
+        mode, difficulty = self._settings(mode, difficulty)
+        driver = _EnvDriver(self, state, difficulty, recorder)
+        reset_game(self.rules, mode, driver, resets)
         return driver.episode_start()
 
     def _settings(self, mode: int | None,

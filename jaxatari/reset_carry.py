@@ -402,26 +402,21 @@ def _replay_batch(env: Any, mode: int, difficulty: int):
         def replayed():
             again = jax.vmap(lambda p, s, f: replay(env, p, s, f, mode,
                                                     difficulty))
-            return _where_batch(done, again(played, script, fresh), fresh)
+            return jax.vmap(_where)(done, again(played, script, fresh),
+                                    fresh)
         return jax.lax.cond(jnp.any(done), replayed, lambda: fresh)
 
     @run.def_vmap
     def flattened(axis_size, in_batched, *args):
-        args = [updates.broadcast(axis_size, batched, tree)
-                for batched, tree in zip(in_batched, args)]
-        size = args[0].shape[1]
-        out = run(*jax.tree.map(
-            lambda x: x.reshape((axis_size * size,) + x.shape[2:]), args))
+        size = args[0].shape[-1]   # `done`: one flag a console
+        merged, _ = updates.merge_batch_axes(
+            axis_size, size, args, tuple(in_batched),
+            jax.tree.map(lambda _: 0, args))
+        out = run(*merged)
         out = jax.tree.map(
             lambda x: x.reshape((axis_size, size) + x.shape[1:]), out)
         return out, jax.tree.map(lambda _: True, out)
     return run
-
-
-def _where_batch(flag: jax.Array, a: Any, b: Any) -> Any:
-    return jax.tree.map(
-        lambda x, y: jnp.where(flag.reshape(flag.shape + (1,) * (x.ndim - 1)),
-                               x, y), a, b)
 
 
 def followed_by(script: ResetScript, actions: list[int],
