@@ -546,7 +546,8 @@ class AtariEnv:
         For most games this is `reset` (a cached state). A game whose
         reset keeps some of the console's RAM (`params.reset_scripts`,
         `reset_carry`) replays its reset from `played` where `done`:
-        about 70 frames, run for a whole batch when any of it is done.
+        about 70 frames, on the CPU for the done consoles of a batch
+        only, on an accelerator for the whole batch when any is done.
         `params.replace(reset_scripts=None)` makes it `reset`'s copy, a
         console just loaded: faster, but not ALE's reset after play.
 

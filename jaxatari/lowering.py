@@ -186,9 +186,10 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
     one `forced`), each traced as its variant.
 
     Both are traced (`jax.lax.platform_dependent`); only the chosen one is
-    lowered and compiled.
+    lowered and compiled. Inside a variant being traced (a `per_backend`
+    within another's branch), that variant's own is traced alone.
     """
-    variant = _forced.value
+    variant = _forced.value or getattr(_tracing, "variant", None)
     if variant is not None:
         return traced_as(variant, cpu if variant == CPU else accelerator)
     return jax.lax.platform_dependent(

@@ -35,8 +35,10 @@ For those games the env replays the reset instead of copying it:
   all); a `lax.scan`,
   or with a SELECT loop a `lax.while_loop` of one frame an iteration. The
   booted state gives only the action, which does not depend on the
-  console. Under `vmap`, `replay_where` runs the script for the whole
-  batch once, when any console needs it, not at every step.
+  console. Under `vmap`, `replay_where` replays only when a console
+  needs it, not at every step: on the CPU the done consoles alone, one
+  after another (`REPLAY_CHUNK`); on an accelerator the whole batch under
+  one `lax.cond`.
 """
 from __future__ import annotations
 
@@ -48,13 +50,21 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import updates
+from jaxatari import lowering, updates
 
 RAM_SIZE = 128
 FILL_SEED = 2600
 DRAWN_FRAMES = 2
 """A replay draws its last frames only (`render` as data): the screen
 shown and the TIA's other buffer, as the host's boot, which draws all."""
+REPLAY_CHUNK = 1
+"""The consoles the CPU's lowering replays at once: only the done ones,
+gathered this many at a time (`_in_chunks`). Kung Fu Master's preset at
+a batch of 64 (BENCHMARKS.md, "Resets after play"), chunks of 1, 4 and 8
+against the whole batch: one console done cost 0.39, 0.92, 1.78 and 17.9
+steps, all 64 done 22, 15, 14 and 18. One console at a time runs its
+frame loop as one kernel (`updates`), and an env's episodes end a few at
+a step, seldom all together."""
 
 
 class NotReplayable(ValueError):
@@ -371,11 +381,13 @@ def replay_where(env: Any, done: jax.Array, played: Any,
                  difficulty: int) -> Any:
     """`replay` where `done`, else `fresh`; replayed only when needed.
 
-    One console: a `lax.cond`. Under `vmap` (its own rule): one `lax.cond`
-    for the batch, replaying every console when any is done and keeping
-    the replay where it is (a plain vmap would replay at every step). A
-    vmap around that (a population of batches) joins the batch, so the
-    cond stays one cond.
+    One console: a `lax.cond`. Under `vmap` (its own rule,
+    `_replay_batch`): on the CPU a loop over the done consoles, a chunk
+    at a time; on an accelerator one `lax.cond` for the batch, replaying
+    every console when any is done and keeping the replay where it is (a
+    plain vmap would replay at every step). A vmap around that (a
+    population of batches) joins the batch, so it stays one loop or one
+    cond.
     """
     @jax.custom_batching.custom_vmap
     def pick(done, played, script, fresh):
@@ -396,15 +408,29 @@ def replay_where(env: Any, done: jax.Array, played: Any,
 
 def _replay_batch(env: Any, mode: int, difficulty: int):
     """`replay_where` of a batch (a leading axis on every argument), as a
-    `custom_vmap` function that a further vmap flattens into its batch."""
+    `custom_vmap` function that a further vmap flattens into its batch.
+
+    Per backend (`lowering.per_backend`): the CPU replays only the done
+    consoles, `REPLAY_CHUNK` at a time (`_in_chunks`); an accelerator
+    replays the whole batch under one `lax.cond` (a loop over chunks
+    would cost it a whole replay's kernel launches per chunk). A batch of
+    at most `REPLAY_CHUNK` consoles is one cond on both."""
+    def replay_one(played, script, fresh):
+        return replay(env, played, script, fresh, mode, difficulty)
+
     @jax.custom_batching.custom_vmap
     def run(done, played, script, fresh):
-        def replayed():
-            again = jax.vmap(lambda p, s, f: replay(env, p, s, f, mode,
-                                                    difficulty))
-            return jax.vmap(_where)(done, again(played, script, fresh),
-                                    fresh)
-        return jax.lax.cond(jnp.any(done), replayed, lambda: fresh)
+        def whole():
+            def replayed():
+                again = jax.vmap(replay_one)(played, script, fresh)
+                return jax.vmap(_where)(done, again, fresh)
+            return jax.lax.cond(jnp.any(done), replayed, lambda: fresh)
+
+        if done.shape[0] <= REPLAY_CHUNK:
+            return whole()
+        return lowering.per_backend(
+            cpu=lambda: _in_chunks(replay_one, done, played, script, fresh),
+            accelerator=whole)
 
     @run.def_vmap
     def flattened(axis_size, in_batched, *args):
@@ -417,6 +443,38 @@ def _replay_batch(env: Any, mode: int, difficulty: int):
             lambda x: x.reshape((axis_size, size) + x.shape[1:]), out)
         return out, jax.tree.map(lambda _: True, out)
     return run
+
+
+def _in_chunks(replay_one: Callable, done: jax.Array, played: Any,
+               script: ResetScript, fresh: Any) -> Any:
+    """`fresh`, with `replay_one` of each done console in its place: the
+    done consoles gathered `REPLAY_CHUNK` at a time (in index order), a
+    `lax.while_loop` of as many trips as their count needs (none when no
+    console is done). Lanes past the count replay a console they do not
+    write back (their scatter index is out of range, dropped)."""
+    size = done.shape[0]
+    count = jnp.sum(done, dtype=jnp.int32)
+    trips = -(-size // REPLAY_CHUNK)
+    order = jnp.argsort(~done, stable=True).astype(jnp.int32)
+    order = jnp.pad(order, (0, trips * REPLAY_CHUNK - size))
+    lanes = jnp.arange(REPLAY_CHUNK, dtype=jnp.int32)
+
+    def body(carry):
+        trip, out = carry
+        at = trip * REPLAY_CHUNK + lanes
+        index = jax.lax.dynamic_slice(order, (trip * REPLAY_CHUNK,),
+                                      (REPLAY_CHUNK,))
+        gathered = jax.tree.map(lambda x: x[index], (played, script, fresh))
+        replayed = jax.vmap(replay_one)(*gathered)
+        target = jnp.where(at < count, index, size)
+        out = jax.tree.map(lambda o, r: o.at[target].set(r, mode="drop"),
+                           out, replayed)
+        return trip + 1, out
+
+    _, out = jax.lax.while_loop(
+        lambda carry: carry[0] * REPLAY_CHUNK < count, body,
+        (jnp.int32(0), fresh))
+    return out
 
 
 def followed_by(script: ResetScript, actions: list[int],

@@ -1,13 +1,14 @@
 """Resets after play (`jaxatari.reset_carry`): which games replay theirs,
 the replay against ale-py's `reset_game()` of a console whose RAM was
-set, and the replay under vmap (one cond for the batch)."""
+set, and the replay under vmap (a loop over the done consoles' chunks
+on the CPU, one cond for the batch on an accelerator)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import struct
 
-from jaxatari import environment, games, reset_carry, wrappers
+from jaxatari import environment, games, lowering, reset_carry, wrappers
 
 ale_py = pytest.importorskip("ale_py")
 
@@ -104,13 +105,16 @@ def _only(params: environment.EnvParams, k: int) -> environment.EnvParams:
                           reset_scripts=one(params.reset_scripts))
 
 
-def test_a_batch_replays_only_its_done_consoles_with_one_cond(kung_fu):
+def test_a_batch_replays_only_its_done_consoles_a_chunk_at_a_time(
+        kung_fu, monkeypatch):
     env, params = kung_fu
+    monkeypatch.setattr(reset_carry, "REPLAY_CHUNK", 2)
     fills = reset_carry.ram_fills()
     played = jax.tree.map(lambda *x: jnp.stack(x), *[
         reset_carry.with_ram(_one(params.reset_states, 1), fill)
         for fill in fills + fills])
-    done = jnp.array([True, False, False, True])
+    # three done: two chunks of 2, the second with a lane it drops
+    done = jnp.array([True, False, True, True])
     keys = jax.random.split(jax.random.key(3), 4)
     batch = jax.vmap(env.reset_after, in_axes=(0, 0, None, 0))
     _, states = jax.jit(batch)(keys, played, params, done)
@@ -120,15 +124,17 @@ def test_a_batch_replays_only_its_done_consoles_with_one_cond(kung_fu):
         _, fresh = env.reset(keys[lane], params)
         expected = alone if done[lane] else fresh
         assert reset_carry.same_shown(_one(states, lane), expected)
-    assert bool(done[0]) and not reset_carry.same_shown(
-        _one(states, 0), env.reset(keys[0], params)[1])
-    # the batch's replay is one cond on an unbatched predicate (any lane
-    # done), not a select that would replay at every step
-    conds = _outer_conds(jax.make_jaxpr(batch)(keys, played, params, done))
-    assert [cond.invars[0].aval.shape for cond in conds] == [()]
+    assert not reset_carry.same_shown(_one(states, 0), _one(states, 3))
+    # the CPU's replay is one loop on an unbatched predicate (its chunks),
+    # an accelerator's one cond on one (any lane done): neither a select
+    # that would replay at every step
+    args = (keys, played, params, done)
+    assert _outer_control(jax.make_jaxpr(batch)(*args)) == [("while", ())]
+    with lowering.forced(lowering.ACCELERATOR):
+        assert _outer_control(jax.make_jaxpr(batch)(*args)) == [("cond", ())]
 
 
-def test_a_population_of_batches_is_one_batch_with_one_cond(kung_fu):
+def test_a_population_of_batches_is_one_batch_with_one_loop(kung_fu):
     env, params = kung_fu
     fills = reset_carry.ram_fills()
     one = reset_carry.with_ram(_one(params.reset_states, 1), fills[0])
@@ -145,19 +151,26 @@ def test_a_population_of_batches_is_one_batch_with_one_cond(kung_fu):
                     else env.reset(key, params)[1])
         assert reset_carry.same_shown(
             jax.tree.map(lambda x: x[member, lane], states), expected)
-    conds = _outer_conds(jax.make_jaxpr(batch)(keys, played, params, done))
-    assert [cond.invars[0].aval.shape for cond in conds] == [()]
+    # the members' batches are one batch: one loop over its done consoles
+    assert reset_carry.REPLAY_CHUNK < 6
+    assert _outer_control(jax.make_jaxpr(batch)(keys, played, params,
+                                                done)) == [("while", ())]
 
 
-def _outer_conds(closed) -> list:
-    """The conds of a jaxpr that no other cond holds (sub-jaxprs of other
-    primitives, such as custom_vmap's call, searched too)."""
+def _outer_control(closed) -> list[tuple[str, tuple]]:
+    """The conds and while loops of a jaxpr that no other holds (sub-jaxprs
+    of other primitives, such as custom_vmap's call, searched too), each
+    as its name and its predicate's shape."""
     found = []
 
     def walk(jaxpr):
         for eqn in jaxpr.eqns:
             if eqn.primitive.name == "cond":
-                found.append(eqn)
+                found.append(("cond", eqn.invars[0].aval.shape))
+                continue
+            if eqn.primitive.name == "while":
+                predicate = eqn.params["cond_jaxpr"].out_avals[0]
+                found.append(("while", predicate.shape))
                 continue
             for value in eqn.params.values():
                 inner = getattr(value, "jaxpr", value)
@@ -295,3 +308,51 @@ def test_the_presets_start_frames_are_replayed_after_the_reset(kung_fu):
     assert reset_carry.same_shown(state.env_state, expected)
     assert not reset_carry.same_shown(
         state.env_state, _one(params.reset_states, index))
+
+
+class _Rules:
+    """`games` rules whose setMode loops on SELECT until `done(ram)`."""
+    rom_id = "toy"
+
+    def __init__(self, done):
+        self.done = done
+
+    def set_mode(self, ops, mode):
+        del mode
+        ops.press_select(2)
+        ops.select_loop(self.done, 1)
+
+
+def test_a_select_test_that_does_not_run_on_jax_is_not_replayable():
+    in_jax = lambda ram: games.core.ram_byte(ram, 0x85) == 3   # noqa: E731
+    assert reset_carry.select_test(_Rules(in_jax), 0) is in_jax
+    in_python = lambda ram: int(ram[5]) == 3   # noqa: E731
+    with pytest.raises(reset_carry.NotReplayable, match="toy's SELECT test"):
+        reset_carry.select_test(_Rules(in_python), 0)
+
+
+def test_a_reset_with_two_select_loops_is_not_replayable():
+    recorder = reset_carry.ScriptRecorder()
+    for _ in range(2):
+        recorder.select_loop(1)
+        recorder.frame(0, 2)
+        recorder.frame(0, 0)
+    with pytest.raises(reset_carry.NotReplayable, match="2 SELECT loops"):
+        recorder.script(inputs=None)
+
+
+def test_start_frames_follow_the_reset_front_padded():
+    recorder = reset_carry.ScriptRecorder()
+    recorder.frame(0, 1)
+    recorder.begin()
+    recorder.frame(0, 1)
+    recorder.start(2)
+    script = reset_carry.followed_by(recorder.script(inputs=None), [1, 0], 6)
+    assert np.asarray(script.actions).tolist() == [0, 0, 0, 0, 1, 0]
+    assert np.asarray(script.buttons).tolist() == [0, 0, 1, 1, 0, 0]
+    assert np.asarray(script.active).tolist() == [False, False] + [True] * 4
+    assert np.flatnonzero(np.asarray(script.begin)).tolist() == [3]
+    assert np.flatnonzero(np.asarray(script.start)).tolist() == [4]
+    assert int(script.loop_at) == -1
+    with pytest.raises(ValueError, match="4 frames does not fit in 3"):
+        reset_carry.followed_by(recorder.script(inputs=None), [1, 0], 3)
