@@ -246,3 +246,22 @@ def test_audit_folds_platform_dependent_choices():
         jnp.zeros(3)).mlir_module()
     (loop,) = lowering.audit(text)
     assert loop.conditionals == 0
+
+
+def test_a_per_backend_inside_a_variant_traces_that_variant_alone():
+    traced = []
+
+    def inner():
+        def variant(name, value):
+            def trace():
+                traced.append((name, lowering.batch_conds()))
+                return jnp.int32(value)
+            return trace
+        return lowering.per_backend(variant("cpu", 0),
+                                    variant("accelerator", 1))
+
+    with lowering.forced(None):
+        outer = jax.jit(lambda: lowering.per_backend(inner, inner))
+        assert int(outer()) == (0 if jax.default_backend() == "cpu" else 1)
+    # each outer branch traced its own inner variant once, as itself
+    assert traced == [("cpu", True), ("accelerator", False)]
