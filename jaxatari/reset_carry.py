@@ -450,30 +450,23 @@ def _in_chunks(replay_one: Callable, done: jax.Array, played: Any,
     """`fresh`, with `replay_one` of each done console in its place: the
     done consoles gathered `REPLAY_CHUNK` at a time (in index order), a
     `lax.while_loop` of as many trips as their count needs (none when no
-    console is done). Lanes past the count replay a console they do not
-    write back (their scatter index is out of range, dropped)."""
+    console is done), as `console._write_compacted` gathers its writers.
+    Lanes past the last done console replay a clipped index and are not
+    written back (their index is out of range, dropped)."""
     size = done.shape[0]
-    count = jnp.sum(done, dtype=jnp.int32)
-    trips = -(-size // REPLAY_CHUNK)
-    order = jnp.argsort(~done, stable=True).astype(jnp.int32)
-    order = jnp.pad(order, (0, trips * REPLAY_CHUNK - size))
-    lanes = jnp.arange(REPLAY_CHUNK, dtype=jnp.int32)
 
     def body(carry):
-        trip, out = carry
-        at = trip * REPLAY_CHUNK + lanes
-        index = jax.lax.dynamic_slice(order, (trip * REPLAY_CHUNK,),
-                                      (REPLAY_CHUNK,))
-        gathered = jax.tree.map(lambda x: x[index], (played, script, fresh))
+        todo, out = carry
+        index = jnp.nonzero(todo, size=REPLAY_CHUNK, fill_value=size)[0]
+        gathered = jax.tree.map(lambda x: x.at[index].get(mode="clip"),
+                                (played, script, fresh))
         replayed = jax.vmap(replay_one)(*gathered)
-        target = jnp.where(at < count, index, size)
-        out = jax.tree.map(lambda o, r: o.at[target].set(r, mode="drop"),
+        out = jax.tree.map(lambda o, r: o.at[index].set(r, mode="drop"),
                            out, replayed)
-        return trip + 1, out
+        return todo.at[index].set(False, mode="drop"), out
 
-    _, out = jax.lax.while_loop(
-        lambda carry: carry[0] * REPLAY_CHUNK < count, body,
-        (jnp.int32(0), fresh))
+    _, out = jax.lax.while_loop(lambda carry: jnp.any(carry[0]), body,
+                                (done, fresh))
     return out
 
 
