@@ -48,7 +48,8 @@ import jax.numpy as jnp
 import jaxlib
 import numpy as np
 
-from jaxatari import _config, console, games, reset_carry, system_rng
+from jaxatari import (_config, console, games, lowering, reset_carry,
+                      system_rng)
 
 if TYPE_CHECKING:
     from jaxatari.environment import AtariEnv, EnvState
@@ -323,7 +324,7 @@ def cached_boot(env: AtariEnv, mode: int, difficulty: int,
     if loaded is not None:
         return loaded.states(), _board_with_rows(env.board,
                                                  loaded.meta["rows"])
-    states = boot(mode, difficulty)
+    states = lowering.on_host(lambda: boot(mode, difficulty))
     if stored:
         stored.save(states, {"rows": env.board.features.rows})
     return states, env.board
@@ -351,7 +352,7 @@ def cached_starts(env: AtariEnv, mode: int, difficulty: int,
               if stored else None)
     if loaded is not None:
         return loaded.stacked()
-    states = play()
+    states = lowering.on_host(play)
     if stored:
         stored.save(states, {"rows": env.board.features.rows})
     return stack(states)
@@ -374,7 +375,7 @@ def cached_scripts(env: AtariEnv, mode: int, difficulty: int,
     loaded = stored.load(_script_template) if stored else None
     if loaded is not None:
         return loaded.stacked() if loaded.meta["replayed"] else None
-    scripts = find()
+    scripts = lowering.on_host(find)
     if stored:
         if scripts is None:
             stored.save([np.zeros((), np.int8)], {"replayed": 0})

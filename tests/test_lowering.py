@@ -265,3 +265,22 @@ def test_a_per_backend_inside_a_variant_traces_that_variant_alone():
         assert int(outer()) == (0 if jax.default_backend() == "cpu" else 1)
     # each outer branch traced its own inner variant once, as itself
     assert traced == [("cpu", True), ("accelerator", False)]
+
+
+def test_on_host_runs_the_cpu_variant_under_an_accelerator(monkeypatch):
+    """On an accelerator backend, host-driven emulation (the boot) is
+    traced as the CPU's variant, whatever was forced around it, and its
+    arrays come back as arrays; on the CPU it is the call itself."""
+    seen = []
+
+    def emulate():
+        seen.append(lowering.batch_conds())
+        return {"state": jnp.arange(3), "count": 3}
+    with lowering.forced(lowering.ACCELERATOR):
+        assert lowering.on_host(emulate)["count"] == 3
+        monkeypatch.setattr(lowering.jax, "default_backend", lambda: "gpu")
+        result = lowering.on_host(emulate)
+    assert seen == [False, True]
+    assert isinstance(result["state"], jax.Array)
+    np.testing.assert_array_equal(result["state"], [0, 1, 2])
+    assert result["count"] == 3
