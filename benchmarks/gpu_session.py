@@ -24,6 +24,16 @@ files from `$OUT`).
 In order (the headline figures first; `DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
+* `saturation`: undrawn frames at 256K consoles (128K if that runs out
+  of memory): where frames/s saturates, and the peak memory per console.
+* `profile`: one undrawn frame at 64K under `jax.profiler`: the kernels'
+  summed time against the call's wall time (how busy the launches keep
+  the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
+  when it is small enough to bring back.
+* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
+  4K and 32K, with the loop shape `frames` found fastest at the batch
+  nearest, until a call passes 30 s or a batch fails (out of memory),
+  with the GPU's peak memory.
 * `frames`: raw emulated frames/s of `console.frame` (a shared board,
   no preprocessing; CuLE's figure is of this kind) in the accelerator's
   lowering, undrawn, with its instruction loop shaped as `loop` and
@@ -32,39 +42,32 @@ In order (the headline figures first; `DEFAULT_STAGES`):
   optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches per
   emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
   frame, and the CPU's lowering at 4K for the ratio.
-* `saturation`: undrawn frames at 256K consoles: where frames/s
-  saturates, and the peak memory per console.
-* `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
-  envs, 20 M steps; no emulator), as its command runs it: the wall time
-  and its record (`$OUT/main_record.json`).
-* `pallas`: `benchmarks/pallas_probe.py`, a toy instruction loop (a
-  table read, a RAM read and a RAM write a step, 6,784 steps) as one
-  Pallas kernel against XLA's loop of kernels, at 4K and 64K: the
-  ceiling on what one kernel a frame would save; then `cpu6502.step`
-  itself on random programs both ways (1,000 instructions, 4K CPUs:
-  64 KiB of random memory each, drawn on the host).
-* `profile`: one undrawn frame at 4K under `jax.profiler`: the kernels'
-  summed time against the call's wall time (how busy the launches keep
-  the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
-  when it is small enough to bring back.
-* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
-  4K and 32K, with the loop shape `frames` found fastest at the batch
-  nearest, until a call passes 30 s or a batch fails (out of memory),
-  with the GPU's peak memory.
 * `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
   command buffers for while loops and conditionals (the first H200 run
   measured them on `loop` only: 0.92x) and once with XLA's while-loop
   double buffering (`FLAG_SETS`).
 
-By name only (`--stages`): `others` (the preset on Breakout and Ms.
-Pac-Man at 4K, measured on the second loan), `population` (16 A2C
-members of 64 envs against one agent of 1,024 on the preset: #20's GPU
-cost; its two compiles need a call of their own, the second one above)
-`ppo` (`jaxatari train pong --algo ppo`, resumable by a second
-call; not worth a loan at today's speed), and `resets`
-(`benchmarks/reset_replay.py`: what replaying Kung Fu Master's reset
-after play costs against a step, and Pong's copy, at 4K; on the GPU the
-replay is one conditional a step, BENCHMARKS.md "Resets after play").
+By name only (`--stages`):
+
+* `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
+  envs, 20 M steps; no emulator), as its command runs it: the wall time
+  and its record (`$OUT/main_record.json`). The H100 ran it to its end.
+* `pallas`: `benchmarks/pallas_probe.py`, a toy instruction loop (a
+  table read, a RAM read and a RAM write a step, 6,784 steps) as one
+  Pallas kernel against XLA's loop of kernels, at 4K and 64K: the
+  ceiling on what one kernel a frame would save; then `cpu6502.step`
+  itself on random programs both ways (1,000 instructions, 4K CPUs:
+  64 KiB of random memory each, drawn on the host). Timed on the H100.
+* `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
+  loan's).
+* `population`: 16 A2C members of 64 envs against one agent of 1,024 on
+  the preset, #20's GPU cost; its two compiles need a call of their own.
+* `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
+  not worth a loan at today's speed.
+* `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
+  Master's reset after play costs against a step, and Pong's copy, at
+  4K; on the GPU the replay is one conditional a step (BENCHMARKS.md,
+  "Resets after play").
 
 Compiled programs go to JAX's persistent cache (`~/.cache/jaxatari/xla`),
 so a second call on the same warm machine skips their compiles.
@@ -116,18 +119,22 @@ TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
 STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
           "others", "flags", "pallas", "population", "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "frames", "saturation", "main", "pallas",
-                  "profile", "throughput", "flags")
+DEFAULT_STAGES = ("smoke", "saturation", "profile", "throughput", "frames",
+                  "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
 (BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
 (`ppo`) or an A2C population (`population`) does not fit a loan, and
 command buffers (`flags`) were measured once; they stay, by name. The
-second run (at 52ca300) timed the preset on all three games and left
-saturation, the profile and the main job's end unmeasured: they come
-before the preset now."""
-SHARES = {"smoke": 0.04, "frames": 0.26, "saturation": 0.2, "main": 0.15,
-          "profile": 0.09, "throughput": 0.12, "others": 0.1, "flags": 0.08,
+second run (at 52ca300) timed the preset on all three games. The H100's
+(at b6dee6f and 198e295) finished the main job and `pallas`, and timed
+`frames` but for its drawn frame and the CPU's lowering; its
+`saturation` ran out of memory and its profile and preset never ran
+(the boot, since fixed, took their time). So saturation and the profile
+come first now, then the preset on an H100, then the rest of `frames`;
+`main` and `pallas` run by name."""
+SHARES = {"smoke": 0.08, "frames": 0.2, "saturation": 0.22, "main": 0.15,
+          "profile": 0.15, "throughput": 0.2, "others": 0.1, "flags": 0.08,
           "pallas": 0.06,
           "population": 0.05, "ppo": 0.33, "resets": 0.2}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
@@ -138,7 +145,7 @@ SIZES = {
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
              "saturation_batch": 262144, "saturation_floor": 131072,
-             "cpu_lowering_batch": 4096, "profile_batch": 4096,
+             "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
              "main_frames": 20_000_000,
