@@ -24,6 +24,10 @@ files from `$OUT`).
 In order (the headline figures first; `DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
+* `triton`: `benchmarks/triton_rules.py --semantics`, Triton's integer
+  arithmetic against XLA's on the GPU (negative `rem` and `div`, shifts
+  by 32 and more, narrowing conversions), a few seconds: whether a
+  one-kernel frame would need to guard them to stay bit-exact.
 * `saturation`: undrawn frames at 256K consoles (128K if that runs out
   of memory): where frames/s saturates, and the peak memory per console.
 * `profile`: one undrawn frame at 64K under `jax.profiler`: the kernels'
@@ -117,10 +121,10 @@ compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
-STAGES = ("smoke", "frames", "main", "throughput", "profile", "saturation",
+STAGES = ("smoke", "triton", "frames", "main", "throughput", "profile", "saturation",
           "others", "flags", "pallas", "population", "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "saturation", "profile", "throughput", "frames",
-                  "flags")
+DEFAULT_STAGES = ("smoke", "triton", "saturation", "profile", "throughput",
+                  "frames", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
 (BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
 times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
@@ -133,7 +137,7 @@ second run (at 52ca300) timed the preset on all three games. The H100's
 (the boot, since fixed, took their time). So saturation and the profile
 come first now, then the preset on an H100, then the rest of `frames`;
 `main` and `pallas` run by name."""
-SHARES = {"smoke": 0.08, "frames": 0.2, "saturation": 0.22, "main": 0.15,
+SHARES = {"smoke": 0.08, "triton": 0.04, "frames": 0.2, "saturation": 0.22, "main": 0.15,
           "profile": 0.15, "throughput": 0.2, "others": 0.1, "flags": 0.08,
           "pallas": 0.06,
           "population": 0.05, "ppo": 0.33, "resets": 0.2}
@@ -152,7 +156,7 @@ SIZES = {
              "members": 16, "envs_each": 64,
              "probe_batches": [4096, 65536], "probe_steps": 6784,
              "cpu_probe_batches": [4096], "cpu_probe_steps": 1000,
-             "reset_batch": 4096},
+             "reset_batch": 4096, "semantics_lanes": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
@@ -163,7 +167,7 @@ SIZES = {
              "members": 2, "envs_each": 1,
              "probe_batches": [128], "probe_steps": 20,
              "cpu_probe_batches": [128], "cpu_probe_steps": 10,
-             "reset_batch": 2},
+             "reset_batch": 2, "semantics_lanes": 256},
 }
 
 
@@ -477,6 +481,20 @@ def stage_saturation(results: Results, size: dict[str, Any],
         results.add({**row, **memory, "peak_bytes_per_console": memory.get(
             "peak_bytes_in_use", 0) / batch})
         return
+
+
+def stage_triton(results: Results, size: dict[str, Any],
+                 seconds: float) -> None:
+    """Triton's integer arithmetic against XLA's on the device
+    (`benchmarks/triton_rules.py --semantics`: negative `rem` and `div`,
+    shifts by 32 and more, narrowing conversions): the lanes where a
+    one-kernel frame would compute other bits than the emulator. On the
+    CPU, Pallas's interpreter (a check of the stage, not of Triton)."""
+    import jax
+    rules = _benchmark("triton_rules")
+    for row in rules.semantics(size["semantics_lanes"],
+                               interpret=jax.default_backend() == "cpu"):
+        results.add(row)
 
 
 def stage_pallas(results: Results, size: dict[str, Any],

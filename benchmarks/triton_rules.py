@@ -12,6 +12,12 @@ CUDA-plugin environment:
 
 and prints one JSON line per probe: the construct, whether it lowered,
 and the first line of the error when it did not.
+
+`--semantics` instead runs `SEMANTICS`' integer edge cases in one
+kernel and by XLA on the default device, and prints the lanes where
+they differ: on a GPU (`gpu_session`'s `triton` stage), where Triton's
+arithmetic could differ from XLA's; here, in Pallas's interpreter, the
+test checks the probe itself.
 """
 from __future__ import annotations
 
@@ -89,6 +95,20 @@ def _nested_where(x_ref, out_ref):
                              jnp.where(x % 3 == 1, x << 2, x // 7))
 
 
+def _uint8_add(x_ref, out_ref):
+    x = x_ref[...]
+    out_ref[...] = (x.astype(jnp.uint8) + jnp.uint8(200)).astype(I32)
+
+
+def _uint8_bitwise(x_ref, out_ref):
+    x = x_ref[...]
+    out_ref[...] = (x.astype(jnp.uint8) ^ jnp.uint8(0x5A)).astype(I32)
+
+
+def _int_to_bool(x_ref, out_ref):
+    out_ref[...] = (x_ref[...] & 4).astype(bool).astype(I32)
+
+
 def _any(flags: jax.Array) -> jax.Array:
     return jnp.any(flags)
 
@@ -121,20 +141,29 @@ def probes() -> list[tuple[str, Callable, list[tuple], tuple]]:
         ("cond, predicate max of ints", _cond(_max), [lane], lane),
         ("select_n of 3 cases", _select_n_three, [lane], lane),
         ("nested where, shifts, rem, div", _nested_where, [lane], lane),
+        ("uint8 arithmetic (add)", _uint8_add, [lane], lane),
+        ("uint8 bitwise (xor)", _uint8_bitwise, [lane], lane),
+        ("int to bool by astype", _int_to_bool, [lane], lane),
     ]
+
+
+def _triton_params():
+    """Triton's parameters, a thread a lane. Without them JAX may lower a
+    `pallas_call` for a GPU with Mosaic GPU instead, whose rules differ
+    (8-bit arithmetic and bool casts, for one)."""
+    from jax.experimental.pallas import triton as pallas_triton
+    return pallas_triton.CompilerParams(num_warps=BLOCK // 32)
 
 
 def lowers(kernel: Callable, inputs: list[tuple], output: tuple) -> dict:
     """Whether `kernel` compiles for an H100 as one Pallas Triton call."""
     from jax.experimental import pallas as pl
-    from jax.experimental.pallas import triton as pallas_triton
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import gpu_aot
     sharding = gpu_aot.gpu_sharding()
     call = lambda *x: pl.pallas_call(
         kernel, grid=(1,), out_shape=jax.ShapeDtypeStruct(*output),
-        compiler_params=pallas_triton.CompilerParams(num_warps=BLOCK // 32)
-    )(*x)
+        compiler_params=_triton_params())(*x)
     specs = [jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
              for shape, dtype in inputs]
     try:
@@ -143,6 +172,76 @@ def lowers(kernel: Callable, inputs: list[tuple], output: tuple) -> dict:
         return {"lowers": False, "error": f"{type(error).__name__}: "
                 f"{str(error).splitlines()[0][:200]}"}
     return {"lowers": True}
+
+
+SEMANTICS = {
+    "rem": lambda x, y, s: jax.lax.rem(x, y),
+    "div": lambda x, y, s: jax.lax.div(x, y),
+    "shift_left": lambda x, y, s: jax.lax.shift_left(x, s),
+    "shift_right_logical": lambda x, y, s: jax.lax.shift_right_logical(x, s),
+    "shift_right_arithmetic":
+        lambda x, y, s: jax.lax.shift_right_arithmetic(x, s),
+    "uint32 shift_right": lambda x, y, s: jax.lax.shift_right_logical(
+        x.astype(jnp.uint32), s.astype(jnp.uint32)).astype(I32),
+    "to uint8": lambda x, y, s: x.astype(jnp.uint8).astype(I32),
+    "to uint16": lambda x, y, s: x.astype(jnp.uint16).astype(I32),
+    "to int8": lambda x, y, s: x.astype(jnp.int8).astype(I32),
+    "sign": lambda x, y, s: jax.lax.sign(x),
+    "uint8 add wraps": lambda x, y, s: (x.astype(jnp.uint8)
+                                        + y.astype(jnp.uint8)).astype(I32),
+    "bool from int": lambda x, y, s: (x & 4).astype(bool).astype(I32),
+}
+"""Integer operations the frame's jaxpr holds (`rem` 438 times, `div` 93,
+shifts about 630, conversions 950), on edge cases: negative operands,
+shift amounts of 32 and more (XLA defines them; C and PTX do not), and
+narrowing conversions. XLA's results are the emulator's bits."""
+
+
+def semantic_inputs(batch: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """x (negatives and values past 8 and 16 bits), y (nonzero, both
+    signs) and shift amounts 0 to 39, `batch` lanes each."""
+    lane = jnp.arange(batch, dtype=I32)
+    x = (lane - batch // 2) * 977 + (lane % 7) * 65_536
+    y = jnp.where(lane % 2 == 0, 1, -1) * (lane % 13 + 1)
+    return x, y, lane % 40
+
+
+def semantics_kernel(x_ref, y_ref, s_ref, *out_refs):
+    x, y, s = x_ref[...], y_ref[...], s_ref[...]
+    for out_ref, op in zip(out_refs, SEMANTICS.values()):
+        out_ref[...] = op(x, y, s)
+
+
+def semantics(batch: int = 4 * BLOCK, interpret: bool = False
+              ) -> list[dict]:
+    """Each of `SEMANTICS` computed in one Pallas kernel and by XLA, on
+    the default device: per operation, the lanes that differ and the
+    first of them. On a GPU, this is Triton's arithmetic against XLA's."""
+    from jax.experimental import pallas as pl
+    block = pl.BlockSpec((BLOCK,), lambda i: (i,))
+    inputs = semantic_inputs(batch)
+    kernel = pl.pallas_call(
+        semantics_kernel, grid=(batch // BLOCK,), in_specs=[block] * 3,
+        out_specs=[block] * len(SEMANTICS),
+        out_shape=[jax.ShapeDtypeStruct((batch,), I32)] * len(SEMANTICS),
+        interpret=interpret, compiler_params=None if interpret
+        else _triton_params())
+    got = jax.jit(kernel)(*inputs)
+    rows = []
+    for name, op, value in zip(SEMANTICS, SEMANTICS.values(), got):
+        expected = jax.jit(op)(*inputs)
+        differ = jnp.flatnonzero(value != expected)
+        row = {"operation": name, "lanes": batch,
+               "differing": int(differ.size),
+               "backend": jax.default_backend()}
+        if differ.size:
+            k = int(differ[0])
+            row["first"] = {"x": int(inputs[0][k]), "y": int(inputs[1][k]),
+                            "shift": int(inputs[2][k]),
+                            "kernel": int(value[k]),
+                            "xla": int(expected[k])}
+        rows.append(row)
+    return rows
 
 
 def interpreted(kernel: Callable, arrays: list[jax.Array],
@@ -156,6 +255,10 @@ def interpreted(kernel: Callable, arrays: list[jax.Array],
 
 
 def main() -> None:
+    if "--semantics" in sys.argv:   # on a GPU: Triton's arithmetic
+        for row in semantics():
+            print(json.dumps(row), flush=True)
+        return
     for construct, kernel, inputs, output in probes():
         print(json.dumps({"construct": construct, "jax": jax.__version__,
                           "target": "H100 (deviceless)",

@@ -58,7 +58,9 @@ def test_shared_table_read_and_store_then_load():
                                   "while_loop, predicate max",
                                   "cond, predicate jnp.any",
                                   "cond, predicate max",
-                                  "select_n of 3", "nested where"])
+                                  "select_n of 3", "nested where",
+                                  "uint8 arithmetic", "uint8 bitwise",
+                                  "int to bool"])
 def test_control_probes_agree_with_numpy(name):
     _, kernel, _, output = _probe(name)
     x = np.arange(B, dtype=np.int32) - (0 if name.startswith("while")
@@ -71,7 +73,26 @@ def test_control_probes_agree_with_numpy(name):
         expected = total
     elif name.startswith("cond"):
         expected = x * 2 if (x > 3).any() else x
+    elif name.startswith("uint8 arithmetic"):
+        expected = ((x.astype(np.uint8) + np.uint8(200)).astype(np.uint8)
+                    ).astype(np.int32)
+    elif name.startswith("uint8 bitwise"):
+        expected = (x.astype(np.uint8) ^ np.uint8(0x5A)).astype(np.int32)
+    elif name.startswith("int to bool"):
+        expected = ((x & 4) != 0).astype(np.int32)
     else:
         r = x % 3
         expected = np.where(r == 0, x >> 1, np.where(r == 1, x << 2, x // 7))
     np.testing.assert_array_equal(got, expected)
+
+
+def test_semantics_probe_agrees_with_itself_in_the_interpreter():
+    """In Pallas's interpreter the kernel is XLA's arithmetic, so every
+    operation agrees; the inputs reach the edge cases they claim."""
+    rows = triton_rules.semantics(2 * B, interpret=True)
+    assert [r["operation"] for r in rows] == list(triton_rules.SEMANTICS)
+    assert all(r["differing"] == 0 for r in rows), rows
+    x, y, shift = (np.asarray(v) for v in triton_rules.semantic_inputs(
+        2 * B))
+    assert (x < 0).any() and (np.abs(x) > 65_535).any()
+    assert (y < 0).any() and (y != 0).all() and (shift >= 32).any()
