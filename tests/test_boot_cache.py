@@ -184,3 +184,25 @@ def test_the_source_digest_covers_the_emulator_not_the_cli():
                 if name in ("jaxatari.cli", "jaxatari.bench")
                 or name.startswith("jaxatari.agents")}
     assert all(path.is_file() for path in modules.values())
+
+
+def test_emulation_goes_through_lowering_on_host(cold, monkeypatch):
+    """The boot, the start frames and the reset scripts are each emulated
+    through `lowering.on_host` (on an accelerator: the host's CPU in the
+    CPU's lowering; the H100's loan lost its stages to boots traced as
+    the accelerator's variant), and what they return comes back."""
+    from jaxatari import lowering
+    monkeypatch.setenv(boot_cache.ENV_VAR, "0")
+    calls = []
+
+    def spy(fn):
+        calls.append(fn)
+        return fn()
+    monkeypatch.setattr(lowering, "on_host", spy)
+    env, states = environment.AtariEnv(**GAME), list(cold[1])
+    booted, _ = boot_cache.cached_boot(env, 0, 0, lambda m, d: states)
+    starts = boot_cache.cached_starts(env, 0, 0, {}, lambda: states * 2)
+    scripts = boot_cache.cached_scripts(env, 0, 0, lambda: None)
+    assert len(calls) == 3
+    assert booted == states and scripts is None
+    assert jax.tree.leaves(starts)[0].shape[0] == 2 * len(states)
