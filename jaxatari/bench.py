@@ -70,7 +70,8 @@ def rollout_program(env: Any, params: Any, batch: int, steps: int):
 
     Returns:
         (run, carry, compile_seconds): `run(*carry, params)` returns the
-        next carry and the summed rewards.
+        next carry and the summed rewards. The carry is donated: a call
+        reuses its buffers, so a batch holds one state, not two.
     """
     import jax
     from jaxatari import sharding
@@ -98,7 +99,8 @@ def rollout_program(env: Any, params: Any, batch: int, steps: int):
                                 mesh, (True, False))
     _, state = reset(keys, params)
     start = time.perf_counter()
-    run = sharding.over_batch(rollout, mesh, (True, True, False)).lower(
+    run = sharding.over_batch(rollout, mesh, (True, True, False),
+                              donate_argnums=(0, 1)).lower(
         keys, state, params).compile()
     return run, [keys, state], time.perf_counter() - start
 

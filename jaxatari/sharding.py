@@ -40,8 +40,8 @@ def replicated(mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec())
 
 
-def over_batch(fn: Callable, mesh: Mesh, batched_args: tuple[bool, ...]
-               ) -> Callable:
+def over_batch(fn: Callable, mesh: Mesh, batched_args: tuple[bool, ...],
+               donate_argnums: tuple[int, ...] = ()) -> Callable:
     """`fn` run on each device's share of the batch, jitted.
 
     Args:
@@ -50,6 +50,8 @@ def over_batch(fn: Callable, mesh: Mesh, batched_args: tuple[bool, ...]
         mesh: from `batch_mesh`.
         batched_args: per positional argument, whether it is split over the
             batch (True) or the same for every device (False).
+        donate_argnums: the arguments whose buffers the call may reuse
+            for its outputs (`jax.jit`'s), e.g. a state passed in a loop.
 
     Returns:
         The jitted, sharded function.
@@ -58,4 +60,5 @@ def over_batch(fn: Callable, mesh: Mesh, batched_args: tuple[bool, ...]
                   for b in batched_args)
     return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=specs,
                                  out_specs=PartitionSpec(AXIS),
-                                 check_vma=False))
+                                 check_vma=False),
+                   donate_argnums=donate_argnums)
