@@ -121,8 +121,9 @@ compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
-STAGES = ("smoke", "triton", "frames", "main", "throughput", "profile", "saturation",
-          "others", "flags", "pallas", "population", "ppo", "resets")
+STAGES = ("smoke", "triton", "frames", "main", "throughput", "profile",
+          "saturation", "others", "flags", "pallas", "population", "ppo",
+          "resets")
 DEFAULT_STAGES = ("smoke", "triton", "saturation", "profile", "throughput",
                   "frames", "flags")
 """What `run` runs unless `--stages` says otherwise. The first H200 run
@@ -137,10 +138,10 @@ second run (at 52ca300) timed the preset on all three games. The H100's
 (the boot, since fixed, took their time). So saturation and the profile
 come first now, then the preset on an H100, then the rest of `frames`;
 `main` and `pallas` run by name."""
-SHARES = {"smoke": 0.08, "triton": 0.04, "frames": 0.2, "saturation": 0.25, "main": 0.15,
-          "profile": 0.15, "throughput": 0.2, "others": 0.1, "flags": 0.08,
-          "pallas": 0.06,
-          "population": 0.05, "ppo": 0.33, "resets": 0.2}
+SHARES = {"smoke": 0.08, "triton": 0.04, "saturation": 0.25,
+          "profile": 0.15, "throughput": 0.2, "frames": 0.2, "flags": 0.08,
+          "main": 0.15, "pallas": 0.06, "others": 0.1, "population": 0.05,
+          "ppo": 0.33, "resets": 0.2}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
 
