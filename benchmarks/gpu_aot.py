@@ -22,8 +22,8 @@ environment of its own (the test suite must not see a CUDA plugin), and
 
 (the constraints check wants cuDNN and a driver, which compiling does
 not). Prints one JSON line per program: its instruction loops' launches
-a trip (every loop's, for `--program preset`), and the compile's
-seconds.
+a trip (every loop's, for `--program preset`), the compile's seconds, and
+XLA's buffer plan in bytes per console.
 """
 from __future__ import annotations
 
@@ -90,9 +90,9 @@ def _specs(tree, sharding: jax.sharding.Sharding):
 
 
 def compile_frame(game: str, batch: int, render: bool, shape: str,
-                  sharding: jax.sharding.Sharding) -> tuple[str, float]:
-    """The optimized HLO of `jit(vmap(console.frame))` on a shared board
-    (as `benchmarks/lowering.py frames` runs it), the accelerator's loop
+                  sharding: jax.sharding.Sharding):
+    """`jit(vmap(console.frame))` on a shared board (as
+    `benchmarks/lowering.py frames` runs it), the accelerator's loop
     shaped as `shape` (`lowering.LOOP_SHAPES`), compiled for the GPU; and
     the compile's seconds."""
     board, state, inputs = _consoles(game, 1, True)   # shapes only: a
@@ -104,16 +104,15 @@ def compile_frame(game: str, batch: int, render: bool, shape: str,
                                                            render)))
         lowered = step.lower(batched(state), batched(inputs))
     begin = time.perf_counter()
-    text = lowered.compile().as_text()
-    return text, time.perf_counter() - begin
+    compiled = lowered.compile()
+    return compiled, time.perf_counter() - begin
 
 
 def compile_preset_step(game: str, batch: int, shape: str,
-                        sharding: jax.sharding.Sharding
-                        ) -> tuple[str, float]:
-    """The optimized HLO of the preset's step (`jaxatari bench`'s
-    workload: 4 frames, 2 drawn, max-pooled, resized, stacked), vmapped
-    over `batch` envs, compiled for the GPU; and the compile's seconds."""
+                        sharding: jax.sharding.Sharding):
+    """The preset's step (`jaxatari bench`'s workload: 4 frames, 2 drawn,
+    max-pooled, resized, stacked), vmapped over `batch` envs, compiled
+    for the GPU; and the compile's seconds."""
     from jaxatari import bench
     env, params = bench.jaxatari_workload(game)
     keys = jax.random.split(jax.random.key(0), batch)
@@ -126,8 +125,17 @@ def compile_preset_step(game: str, batch: int, shape: str,
             _spec(jax.ShapeDtypeStruct((batch,), jnp.int32), sharding),
             _specs(params, sharding))
     begin = time.perf_counter()
-    text = lowered.compile().as_text()
-    return text, time.perf_counter() - begin
+    compiled = lowered.compile()
+    return compiled, time.perf_counter() - begin
+
+
+def _bytes_per_console(compiled, batch: int) -> dict:
+    """XLA's buffer plan of `compiled`, in bytes per console: arguments,
+    outputs and temporaries (outputs that alias donated arguments are
+    not counted twice by the device, but are here)."""
+    memory = compiled.memory_analysis()
+    return {name: round(getattr(memory, f"{name}_size_in_bytes") / batch)
+            for name in ("argument", "output", "temp")}
 
 
 def main() -> None:
@@ -146,11 +154,12 @@ def main() -> None:
     sharding = gpu_sharding()
     for shape in args.loop_shapes:
         if args.program == "preset":
-            text, seconds = compile_preset_step(args.game, args.batch, shape,
-                                                sharding)
+            compiled, seconds = compile_preset_step(args.game, args.batch,
+                                                    shape, sharding)
         else:
-            text, seconds = compile_frame(args.game, args.batch,
-                                          args.render, shape, sharding)
+            compiled, seconds = compile_frame(args.game, args.batch,
+                                              args.render, shape, sharding)
+        text = compiled.as_text()
         if args.hlo_dir:
             os.makedirs(args.hlo_dir, exist_ok=True)
             name = f"{args.game}_{args.batch}_{args.program}_{shape}.txt"
@@ -163,6 +172,7 @@ def main() -> None:
             "render": args.render,
             "loop_shape": shape, "target": "H100 (deviceless)",
             "compile_s": round(seconds, 1),
+            "bytes_per_console": _bytes_per_console(compiled, args.batch),
             ("launches_per_trip" if args.program == "preset" else
              "launches_per_instruction"): [r["per_trip"] for r in loops],
             "loops": loops}), flush=True)

@@ -332,7 +332,8 @@ def _origin(equation) -> str:
 def porting_surface(game: str = "pong") -> dict:
     """What a one-kernel frame would have to rewrite: the indexed
     primitives (`INDEXED`) in one console's undrawn frame as the
-    accelerator's lowering traces it, by primitive and by origin."""
+    accelerator's lowering traces it, by primitive and by origin; and the
+    frame's size, all its equations and the commonest primitives."""
     import collections
     import os
     import sys
@@ -344,9 +345,13 @@ def porting_surface(game: str = "pong") -> dict:
     with lowering.forced(lowering.ACCELERATOR):
         jaxpr = jax.make_jaxpr(lambda s, i: console.frame(
             board, s, i, False))(*one).jaxpr
-    found = [(e.primitive.name, _origin(e)) for e in _equations(jaxpr)
+    equations = list(_equations(jaxpr))
+    found = [(e.primitive.name, _origin(e)) for e in equations
              if e.primitive.name.startswith(INDEXED)]
+    every = collections.Counter(e.primitive.name for e in equations)
     return {"workload": "surface", "game": game,
+            "equations": len(equations),
+            "most_common": dict(every.most_common(12)),
             "by_primitive": dict(collections.Counter(p for p, _ in found)),
             "by_origin": dict(collections.Counter(
                 o for _, o in found).most_common())}

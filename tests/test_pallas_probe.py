@@ -67,3 +67,5 @@ def test_the_porting_surface_names_where_a_frame_indexes_by_value():
     assert "cpu6502.py:control_row" in surface["by_origin"]
     assert sum(surface["by_origin"].values()) == sum(
         surface["by_primitive"].values())
+    assert surface["equations"] > sum(surface["by_primitive"].values())
+    assert max(surface["most_common"].values()) <= surface["equations"]
