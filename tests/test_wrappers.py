@@ -104,8 +104,10 @@ def test_observations_equal_gymnasium_atari_preprocessing(game, preprocessed):
     for t in range(steps):
         action = int(rng.integers(count))
         obs_ref, reward_ref, term, trunc, _ = reference.step(action)
+        # a Python int, as the README's snippet passes it (a weakly typed
+        # scalar): the snippet's test then reuses this program
         obs, state, reward, done, info = env.step(jax.random.key(t), state,
-                                                  jnp.int32(action), params)
+                                                  action, params)
         assert float(reward) == reward_ref, t
         assert bool(done) == (term or trunc), t
         if term or trunc:

@@ -1,0 +1,120 @@
+"""Where the test suite spends its time in JAX: tracing, lowering to MLIR
+and XLA's compiles, per test and per file.
+
+The suite's cold start (empty compilation and boot caches) is mostly
+compiling: run it with this plugin, then print the report:
+
+    XDG_CACHE_HOME=$(mktemp -d) python -m pytest -p benchmarks.suite_compiles
+    python benchmarks/suite_compiles.py --top 20
+
+The plugin listens to JAX's monitoring events (`jax.monitoring`): the
+seconds of every `/jax/core/compile/...` event and every persistent-cache
+retrieval, added to the test running when it fired. Each pytest process
+(each xdist worker) writes `compiles_<worker>.json` into the report
+directory (`$JAXATARI_COMPILE_REPORT`, default `.compile_report`). The
+report prints one JSON line per test file, costliest first: seconds of
+tracing, lowering and compiling, and how many programs XLA compiled.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+from typing import Any
+
+REPORT_DIR = "JAXATARI_COMPILE_REPORT"
+PHASES = {"jaxpr_trace_duration": "trace_s",
+          "jaxpr_to_mlir_module_duration": "lower_s",
+          "backend_compile_duration": "compile_s",
+          "cache_retrieval_time_sec": "cache_read_s"}
+
+_running = ["<outside tests>"]
+_seconds: dict[str, collections.Counter] = collections.defaultdict(
+    collections.Counter)
+
+
+def report_dir() -> pathlib.Path:
+    """Where the plugin writes and the report reads."""
+    return pathlib.Path(os.environ.get(REPORT_DIR, ".compile_report"))
+
+
+def _listen(event: str, duration: float, **_: Any) -> None:
+    phase = PHASES.get(event.rsplit("/", 1)[-1])
+    if phase is not None:
+        _seconds[_running[0]][phase] += duration
+        _seconds[_running[0]][phase.replace("_s", "_count")] += 1
+
+
+def pytest_configure(config) -> None:
+    """Registers the listener (pytest calls this when loading the plugin)."""
+    del config
+    import jax.monitoring
+    jax.monitoring.register_event_duration_secs_listener(_listen)
+
+
+def pytest_runtest_protocol(item, nextitem) -> None:
+    """Charges the events that follow to `item`."""
+    del nextitem
+    _running[0] = item.nodeid
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Writes this process's seconds per test."""
+    del session, exitstatus
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    folder = report_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"compiles_{worker}.json").write_text(json.dumps(
+        {test: dict(counts) for test, counts in _seconds.items()}))
+
+
+def per_file(per_test: dict[str, dict[str, float]]) -> list[dict]:
+    """Sums the tests of each file: one row a file, costliest first (the
+    seconds of tracing, lowering and compiling together)."""
+    files: dict[str, collections.Counter] = collections.defaultdict(
+        collections.Counter)
+    for test, counts in per_test.items():
+        files[test.split("::")[0]].update(counts)
+    rows = []
+    for path, counts in files.items():
+        row = {"file": path}
+        row.update({phase: round(counts.get(phase, 0.0), 2)
+                    for phase in PHASES.values()})
+        row["programs_compiled"] = int(counts.get("compile_count", 0))
+        row["jax_s"] = round(row["trace_s"] + row["lower_s"]
+                             + row["compile_s"], 2)
+        rows.append(row)
+    return sorted(rows, key=lambda row: -row["jax_s"])
+
+
+def load(folder: pathlib.Path) -> dict[str, dict[str, float]]:
+    """Every process's seconds per test, merged."""
+    merged: dict[str, dict[str, float]] = {}
+    for path in sorted(folder.glob("compiles_*.json")):
+        merged.update(json.loads(path.read_text()))
+    if not merged:
+        raise SystemExit(f"no compiles_*.json in {folder}: run pytest with "
+                         f"-p benchmarks.suite_compiles first")
+    return merged
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=pathlib.Path, default=None,
+                        help=f"the report directory (default: ${REPORT_DIR}"
+                             f" or .compile_report)")
+    parser.add_argument("--top", type=int, default=20,
+                        help="how many files to print")
+    args = parser.parse_args(argv)
+    rows = per_file(load(args.dir or report_dir()))
+    total = {"file": "(all)", "jax_s": round(sum(r["jax_s"] for r in rows),
+                                              1),
+             "programs_compiled": sum(r["programs_compiled"] for r in rows)}
+    for row in rows[:args.top] + [total]:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
