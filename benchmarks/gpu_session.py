@@ -21,9 +21,30 @@ measures; the processes' output goes to `$OUT/log.txt`; HLO dumps and the
 trace come back as `.tar.gz` files (the device tool returns at most 8
 files from `$OUT`).
 
-In order (the headline figures first; `DEFAULT_STAGES`):
+In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
+* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
+  4K and 32K, with the loop shape `frames` found fastest at the batch
+  nearest, until a call passes 30 s or a batch fails (out of memory),
+  with the GPU's peak memory.
+* `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
+  command buffers for while loops and conditionals (the first H200 run
+  measured them on `loop` only: 0.92x) and once with XLA's while-loop
+  double buffering (`FLAG_SETS`).
+* `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
+  loan's), to compare with Pong's on an H100.
+* `frames`: raw emulated frames/s of `console.frame` (a shared board,
+  no preprocessing; CuLE's figure is of this kind) in the accelerator's
+  lowering, undrawn, with its instruction loop shaped as `loop` and
+  `packed` (the default) at 4K and 64K (`lowering.LOOP_SHAPES`; the
+  second loan timed `unrolled` below `packed`); the 4K programs'
+  optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches per
+  emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
+  frame, and the CPU's lowering at 4K for the ratio.
+
+By name only (`--stages`; the fourth loan measured the first three):
+
 * `triton`: `benchmarks/triton_rules.py --semantics`, Triton's integer
   arithmetic against XLA's on the GPU (negative `rem` and `div`, shifts
   by 32 and more, narrowing conversions), a few seconds: whether a
@@ -34,25 +55,6 @@ In order (the headline figures first; `DEFAULT_STAGES`):
   summed time against the call's wall time (how busy the launches keep
   the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
   when it is small enough to bring back.
-* `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
-  4K and 32K, with the loop shape `frames` found fastest at the batch
-  nearest, until a call passes 30 s or a batch fails (out of memory),
-  with the GPU's peak memory.
-* `frames`: raw emulated frames/s of `console.frame` (a shared board,
-  no preprocessing; CuLE's figure is of this kind) in the accelerator's
-  lowering, undrawn, with its instruction loop shaped as `loop` and
-  `packed` (the default) at 4K and 64K (`lowering.LOOP_SHAPES`; the
-  second loan timed `unrolled` below `packed`); the 4K programs'
-  optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches per
-  emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
-  frame, and the CPU's lowering at 4K for the ratio.
-* `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
-  command buffers for while loops and conditionals (the first H200 run
-  measured them on `loop` only: 0.92x) and once with XLA's while-loop
-  double buffering (`FLAG_SETS`).
-
-By name only (`--stages`):
-
 * `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
   envs, 20 M steps; no emulator), as its command runs it: the wall time
   and its record (`$OUT/main_record.json`). The H100 ran it to its end.
@@ -62,10 +64,10 @@ By name only (`--stages`):
   ceiling on what one kernel a frame would save; then `cpu6502.step`
   itself on random programs both ways (1,000 instructions, 4K CPUs:
   64 KiB of random memory each, drawn on the host). Timed on the H100.
-* `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
-  loan's).
 * `population`: 16 A2C members of 64 envs against one agent of 1,024 on
-  the preset, #20's GPU cost; its two compiles need a call of their own.
+  the preset, #20's GPU cost; its two compiles need a call of their own
+  (`run --minutes 4 --stages population`, at once on the warm machine:
+  the fourth loan's 54 s on a cold one printed nothing).
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
@@ -124,22 +126,18 @@ TRACE_MB = 40
 STAGES = ("smoke", "triton", "frames", "main", "throughput", "profile",
           "saturation", "others", "flags", "pallas", "population", "ppo",
           "resets")
-DEFAULT_STAGES = ("smoke", "triton", "saturation", "profile", "throughput",
-                  "frames", "flags")
-"""What `run` runs unless `--stages` says otherwise. The first H200 run
-(BENCHMARKS.md, "On an H200") showed that the Pong preset steps 585
-times a second at 4,096 consoles: one PPO update of 256 envs x 128 steps
-(`ppo`) or an A2C population (`population`) does not fit a loan, and
-command buffers (`flags`) were measured once; they stay, by name. The
-second run (at 52ca300) timed the preset on all three games. The H100's
-(at b6dee6f and 198e295) finished the main job and `pallas`, and timed
-`frames` but for its drawn frame and the CPU's lowering; its
-`saturation` ran out of memory and its profile and preset never ran
-(the boot, since fixed, took their time). So saturation and the profile
-come first now, then the preset on an H100, then the rest of `frames`;
-`main` and `pallas` run by name."""
+DEFAULT_STAGES = ("smoke", "throughput", "flags", "others", "frames")
+"""What `run` runs unless `--stages` says otherwise. The H200's loans
+timed the preset on all three games at 4K and found that one PPO update
+on Pong (`ppo`) does not fit a loan. The H100's third loan finished the
+main job and `pallas` and timed `frames` at 4K and 64K. Its fourth (at
+10261fd) measured `triton`, `saturation` (22.5K frames/s at 256K: the
+loop of kernels saturates near 64K) and `profile`, and timed the preset
+at 4K only; its `flags` had too little time for one compile. So the
+preset at 32K and the flags come first now; `triton`, `saturation`,
+`profile`, `main`, `pallas`, `population` and `resets` run by name."""
 SHARES = {"smoke": 0.08, "triton": 0.04, "saturation": 0.25,
-          "profile": 0.15, "throughput": 0.2, "frames": 0.2, "flags": 0.08,
+          "profile": 0.15, "throughput": 0.3, "frames": 0.17, "flags": 0.3,
           "main": 0.15, "pallas": 0.06, "others": 0.1, "population": 0.05,
           "ppo": 0.33, "resets": 0.2}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
