@@ -1,7 +1,7 @@
 """Where the CPU lowering's frame loop spends its time, op by op.
 
-One frame of `jit(vmap(console.frame))` (a shared board, frames not
-drawn unless `--render`) runs once untimed, once timed, and once under
+One frame of `jit(vmap(console.frame))` (a shared board unless
+`--board-per-console`, frames not drawn unless `--render`) runs once untimed, once timed, and once under
 `jax.profiler` with XLA:CPU's per-thunk trace events on
 (`--xla_cpu_enable_xprof_traceme`, set here before JAX starts). Each
 thunk's self time (its time less that of the thunks inside it) is summed
@@ -11,6 +11,7 @@ the frame's time with and without tracing (tracing adds about a
 microsecond a thunk) and the loop's iteration count.
 
 Usage: python benchmarks/loop_profile.py --game pong --batch 1024 [--top 30]
+    [--render] [--board-per-console]
 """
 from __future__ import annotations
 
@@ -71,20 +72,26 @@ def self_times(data: ProfileData) -> tuple[collections.Counter,
     return own, calls
 
 
-def profile(game: str, batch: int, render: bool, top: int) -> list[dict]:
-    """The frame's timing row, then the `top` costliest thunks."""
-    board, state, inputs = _consoles(game, batch, shared_board=True)
+def profile(game: str, batch: int, render: bool, top: int,
+            board_per_console: bool = False) -> list[dict]:
+    """The frame's timing row, then the `top` costliest thunks; with
+    `board_per_console` each console gets its own copy of the board (as
+    the lock-step parity batch's consoles, each its own game's)."""
+    board, state, inputs = _consoles(game, batch,
+                                     shared_board=not board_per_console)
     with lowering.forced("cpu"):
-        compiled = jax.jit(jax.vmap(lambda s, i: console.frame(
-            board, s, i, render))).lower(state, inputs).compile()
-    state = jax.block_until_ready(compiled(state, inputs))
+        compiled = jax.jit(jax.vmap(
+            lambda b, s, i: console.frame(b, s, i, render),
+            in_axes=(0 if board_per_console else None, 0, 0))).lower(
+                board, state, inputs).compile()
+    state = jax.block_until_ready(compiled(board, state, inputs))
     begin = time.perf_counter()
-    state = jax.block_until_ready(compiled(state, inputs))
+    state = jax.block_until_ready(compiled(board, state, inputs))
     plain = time.perf_counter() - begin
     with tempfile.TemporaryDirectory() as trace:
         jax.profiler.start_trace(trace)
         begin = time.perf_counter()
-        jax.block_until_ready(compiled(state, inputs))
+        jax.block_until_ready(compiled(board, state, inputs))
         traced = time.perf_counter() - begin
         jax.profiler.stop_trace()
         data = ProfileData.from_file(str(next(
@@ -93,6 +100,7 @@ def profile(game: str, batch: int, render: bool, top: int) -> list[dict]:
     names = op_names(compiled.as_text())
     total = sum(v for k, v in own.items() if k != "ThunkExecutor::Execute")
     rows = [{"game": game, "batch": batch, "render": render,
+             "board_per_console": board_per_console,
              "frame_s": plain, "frame_traced_s": traced,
              "loop_iterations": max((c for k, c in calls.items()
                                      if k.startswith("cond.")),
@@ -110,8 +118,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--render", action="store_true")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--board-per-console", action="store_true",
+                        help="a copy of the board for each console")
     args = parser.parse_args()
-    for row in profile(args.game, args.batch, args.render, args.top):
+    for row in profile(args.game, args.batch, args.render, args.top,
+                       args.board_per_console):
         print(json.dumps(row), flush=True)
 
 
