@@ -9,6 +9,27 @@ if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = (
         f"--xla_force_host_platform_device_count={os.cpu_count() or 1}")
 
+
+def _pin_worker_to_a_core() -> None:
+    """Under xdist with a worker per core, each worker keeps to one core.
+
+    The workers keep every core busy anyway, and a process that sees one
+    core has XLA:CPU split no fusion over threads: with two, it split 39
+    of the frame loop's fusions when each console has its own board (the
+    lock-step parity batch, the mixed-game batches), and their fork and
+    join doubled a frame at 32 consoles (BENCHMARKS.md, "Why: XLA:CPU
+    splits those fusions over threads")."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if not worker.startswith("gw") or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    if count >= len(cores) > 1:
+        os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
+
+
+_pin_worker_to_a_core()
+
 # One lowering of the frame loop, the CPU's, traced instead of both
 # (`jaxatari.lowering`; subprocesses inherit it). tests/test_lowering.py
 # lowers both, and the per-backend choice, explicitly.
