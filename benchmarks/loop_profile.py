@@ -1,9 +1,10 @@
 """Where the CPU lowering's frame loop spends its time, op by op.
 
 One frame of `jit(vmap(console.frame))` (a shared board unless
-`--board-per-console`, frames not drawn unless `--render`) runs once untimed, once timed, and once under
-`jax.profiler` with XLA:CPU's per-thunk trace events on
-(`--xla_cpu_enable_xprof_traceme`, set here before JAX starts). Each
+`--board-per-console`, frames not drawn unless `--render`) runs once
+untimed, once timed, and once under `jax.profiler` with XLA:CPU's
+per-thunk trace events on (`--xla_cpu_enable_xprof_traceme`, set here
+before JAX starts). Each
 thunk's self time (its time less that of the thunks inside it) is summed
 by name and printed as a JSON line with its share and the JAX op it
 came from (the HLO's `op_name`), costliest first; a first line gives
