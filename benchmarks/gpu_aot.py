@@ -28,6 +28,7 @@ XLA's buffer plan in bytes per console.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -90,16 +91,18 @@ def _specs(tree, sharding: jax.sharding.Sharding):
 
 
 def compile_frame(game: str, batch: int, render: bool, shape: str,
-                  sharding: jax.sharding.Sharding):
+                  sharding: jax.sharding.Sharding, gathers: bool = True):
     """`jit(vmap(console.frame))` on a shared board (as
     `benchmarks/lowering.py frames` runs it), the accelerator's loop
-    shaped as `shape` (`lowering.LOOP_SHAPES`), compiled for the GPU; and
-    the compile's seconds."""
+    shaped as `shape` (`lowering.LOOP_SHAPES`), its TIA draws for gathered
+    consoles or (not `gathers`) for all (`lowering.GATHER_SHARES`),
+    compiled for the GPU; and the compile's seconds."""
     board, state, inputs = _consoles(game, 1, True)   # shapes only: a
     # batch of 256K consoles would not fit this machine's memory
     batched = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(
         (batch,) + x.shape[1:], x.dtype, sharding=sharding), tree)
-    with lowering.loop_shape(shape):
+    shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
+    with lowering.loop_shape(shape), lowering.gather_shares(**shares):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
                                                            render)))
         lowered = step.lower(batched(state), batched(inputs))
@@ -150,19 +153,24 @@ def main() -> None:
                         default=sorted(lowering.LOOP_SHAPES),
                         choices=sorted(lowering.LOOP_SHAPES))
     parser.add_argument("--hlo-dir", help="write each program's HLO here")
+    parser.add_argument("--gathers", nargs="+", default=["on"],
+                        choices=("on", "off"), help="frame: the TIA's "
+                        "draws for gathered consoles (on) or all (off)")
     args = parser.parse_args()
     sharding = gpu_sharding()
-    for shape in args.loop_shapes:
+    for shape, gathers in itertools.product(args.loop_shapes, args.gathers):
         if args.program == "preset":
             compiled, seconds = compile_preset_step(args.game, args.batch,
                                                     shape, sharding)
         else:
             compiled, seconds = compile_frame(args.game, args.batch,
-                                              args.render, shape, sharding)
+                                              args.render, shape, sharding,
+                                              gathers == "on")
         text = compiled.as_text()
         if args.hlo_dir:
             os.makedirs(args.hlo_dir, exist_ok=True)
-            name = f"{args.game}_{args.batch}_{args.program}_{shape}.txt"
+            name = (f"{args.game}_{args.batch}_{args.program}_{shape}_"
+                    f"{gathers}.txt")
             with open(os.path.join(args.hlo_dir, name), "w") as file:
                 file.write(text)
         loops = hlo_launches.rows(text, "" if args.program == "preset"
@@ -170,7 +178,8 @@ def main() -> None:
         print(json.dumps({
             "program": args.program, "game": args.game, "batch": args.batch,
             "render": args.render,
-            "loop_shape": shape, "target": "H100 (deviceless)",
+            "loop_shape": shape, "gathers": gathers == "on",
+            "target": "H100 (deviceless)",
             "compile_s": round(seconds, 1),
             "bytes_per_console": _bytes_per_console(compiled, args.batch),
             ("launches_per_trip" if args.program == "preset" else

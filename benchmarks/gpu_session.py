@@ -24,6 +24,13 @@ files from `$OUT`).
 In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
+* `gathers`: raw undrawn Pong frames in the accelerator's lowering at 4K
+  and 64K, the TIA's draws for every console in place (off) against
+  for gathered consoles (on, the default since 2026-11-27:
+  `lowering.GATHER_SHARES`), back to back at each batch: whether the
+  default holds on a GPU (it was chosen from the program compiled for
+  an H100 here, 4 to 8 more launches an instruction and half the bytes
+  written, and from the same program run on the CPU, 3.4x faster).
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
@@ -123,10 +130,11 @@ compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
-STAGES = ("smoke", "triton", "frames", "main", "throughput", "profile",
-          "saturation", "others", "flags", "pallas", "population", "ppo",
-          "resets")
-DEFAULT_STAGES = ("smoke", "throughput", "flags", "others", "frames")
+STAGES = ("smoke", "gathers", "triton", "frames", "main", "throughput",
+          "profile", "saturation", "others", "flags", "pallas", "population",
+          "ppo", "resets")
+DEFAULT_STAGES = ("smoke", "gathers", "throughput", "flags", "others",
+                  "frames")
 """What `run` runs unless `--stages` says otherwise. The H200's loans
 timed the preset on all three games at 4K and found that one PPO update
 on Pong (`ppo`) does not fit a loan. The H100's third loan finished the
@@ -135,8 +143,10 @@ main job and `pallas` and timed `frames` at 4K and 64K. Its fourth (at
 loop of kernels saturates near 64K) and `profile`, and timed the preset
 at 4K only; its `flags` had too little time for one compile. So the
 preset at 32K and the flags come first now; `triton`, `saturation`,
-`profile`, `main`, `pallas`, `population` and `resets` run by name."""
-SHARES = {"smoke": 0.08, "triton": 0.04, "saturation": 0.25,
+`profile`, `main`, `pallas`, `population` and `resets` run by name.
+`gathers` (new since that loan) comes first: it tests this session's
+default."""
+SHARES = {"smoke": 0.08, "gathers": 0.2, "triton": 0.04, "saturation": 0.25,
           "profile": 0.15, "throughput": 0.3, "frames": 0.17, "flags": 0.3,
           "main": 0.15, "pallas": 0.06, "others": 0.1, "population": 0.05,
           "ppo": 0.33, "resets": 0.2}
@@ -451,6 +461,18 @@ def stage_frames(results: Results, size: dict[str, Any],
     results.add({**lowering.frames("pong", "cpu", size["cpu_lowering_batch"],
                                    False, size["frame_repeats"], True),
                  **_memory()})
+
+
+def stage_gathers(results: Results, size: dict[str, Any],
+                  seconds: float) -> None:
+    """Undrawn frames at the first and last frame batches, the TIA's
+    draws in place (off) then for gathered consoles (on), back to back."""
+    lowering = _benchmark("lowering")
+    for batch in size["frame_batches"]:
+        for gathers in (False, True):
+            results.add({**lowering.frames(
+                "pong", "accelerator", batch, False, size["frame_repeats"],
+                True, None, None, gathers), **_memory()})
 
 
 def stage_saturation(results: Results, size: dict[str, Any],

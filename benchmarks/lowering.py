@@ -16,6 +16,7 @@ Usage: python benchmarks/lowering.py --game pong --batches 4 64 256
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -75,13 +76,16 @@ def _consoles(game: str, batch: int, shared_board: bool = False):
 
 def frames(game: str, variant: str, batch: int, render: bool,
            repeats: int, shared_board: bool = False,
-           shape: str | None = None, hlo: str | None = None) -> dict:
+           shape: str | None = None, hlo: str | None = None,
+           gathers: bool = True) -> dict:
     """Median seconds per frame of a batch, `variant` forced; with
     `shared_board` the batch shares one board (as an env's consoles do)
     instead of a copy each; `shape` is the accelerator's loop shape
     (`lowering.LOOP_SHAPES`, None: the default); `hlo` names a file for
     the compiled program's optimized HLO, whose instruction loop's
-    launches a trip (`hlo_launches`) join the row.
+    launches a trip (`hlo_launches`) join the row. Without `gathers` the
+    accelerator's loop draws for every console in place (shares of 1:
+    `lowering.GATHER_SHARES`).
 
     The frames are consecutive, each call's state donated to the next (so
     a console holds one state, not the three the H100's first timing
@@ -90,7 +94,9 @@ def frames(game: str, variant: str, batch: int, render: bool,
     board, state, inputs = _consoles(game, batch, shared_board)
     launches = {}
     shape = shape or lowering.DEFAULT_LOOP_SHAPE
-    with lowering.forced(variant), lowering.loop_shape(shape):
+    shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
+    with lowering.forced(variant), lowering.loop_shape(shape), \
+            lowering.gather_shares(**shares):
         if shared_board:
             step = jax.jit(jax.vmap(
                 lambda s, i: console.frame(board, s, i, render)),
@@ -121,7 +127,8 @@ def frames(game: str, variant: str, batch: int, render: bool,
             "batch": batch, "render": render, "repeats": repeats,
             "shared_board": shared_board,
             "loop_shape": shape if variant == lowering.ACCELERATOR
-            else None, **launches,
+            else None, "gathers": gathers and variant == lowering.ACCELERATOR,
+            **launches,
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,
             "xla_flags": os.environ.get("XLA_FLAGS", ""),
@@ -172,6 +179,10 @@ def main() -> None:
                         help="frames: the accelerator's loop shapes, each "
                              "measured in turn (default: the default)")
     parser.add_argument("--undrawn-only", action="store_true")
+    parser.add_argument("--gathers", nargs="+", default=["on"],
+                        choices=("on", "off"), help="frames: the "
+                        "accelerator's TIA draws for gathered consoles "
+                        "(on, the default) or for all in place (off)")
     parser.add_argument("--hlo-dir", help="frames: write each program's "
                         "optimized HLO here and count its launches")
     args = parser.parse_args()
@@ -182,14 +193,16 @@ def main() -> None:
         for batch in args.batches:
             for render in (False,) if args.undrawn_only else (False, True):
                 for variant in args.variants:
-                    for shape in args.loop_shapes:
+                    for shape, gathers in itertools.product(
+                            args.loop_shapes, args.gathers):
                         hlo = args.hlo_dir and os.path.join(
                             args.hlo_dir, f"{args.game}_{variant}_{batch}_"
                             f"{'drawn' if render else 'undrawn'}_"
-                            f"{shape or 'default'}.txt")
+                            f"{shape or 'default'}_{gathers}.txt")
                         print(json.dumps(frames(
                             args.game, variant, batch, render, args.repeats,
-                            args.shared_board, shape, hlo)), flush=True)
+                            args.shared_board, shape, hlo,
+                            gathers == "on")), flush=True)
     if "compile" not in args.skip:
         print(json.dumps(compile_times(args.game, args.batches[0])),
               flush=True)

@@ -169,8 +169,20 @@ def collision_read(board: Board, state: Console, running: jax.Array):
     return collides | unsure, clock
 
 
+def latch_collisions(board: Board, state: Console, reads: jax.Array,
+                     clock: jax.Array, axis_name: str | None) -> Console:
+    """Where `reads`, the collision latches as a draw up to `clock` would
+    leave them (`tia.collide`), for a TIA read to see; skipped by the
+    CPU's lowering where no console of the batch (`axis_name`) reads."""
+    latches = lambda: tia.collide(state.tia, clock, board.ystart).collision
+    return state.replace(tia=state.tia.set(collision=when_any(
+        reads, axis_name, lambda: jnp.where(reads, latches(),
+                                            state.tia.collision),
+        state.tia.collision)))
+
+
 def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
-          axis_name: str | None):
+          axis_name: str | None, latched: bool = False):
     """`cpu6502.step` on the Atari bus, if `running`.
 
     A TIA read sees the collisions up to its cycle, drawn before the
@@ -182,14 +194,13 @@ def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
     if any running console of the batch (`axis_name`: the vmap axis of the
     batch, or None) touched chip data, it runs again exactly, for all (a
     `lax.cond` on a batch-wide flag, so instructions that touch no chip
-    data pay for the cheap part only).
+    data pay for the cheap part only). With `latched` (static) the caller
+    has set the latches already (the accelerator's loop gathers the few
+    consoles that need them: `tia_gather.latch`).
     """
-    reads, clock = collision_read(board, state, running)
-    latches = lambda: tia.collide(state.tia, clock, board.ystart).collision
-    state = state.replace(tia=state.tia.set(collision=when_any(
-        reads, axis_name, lambda: jnp.where(reads, latches(),
-                                            state.tia.collision),
-        state.tia.collision)))
+    if not latched:
+        reads, clock = collision_read(board, state, running)
+        state = latch_collisions(board, state, reads, clock, axis_name)
     bus = functools.partial(atari_bus, board, inputs, axis_name=axis_name)
     if state.chips.dpc is None:
         return cpu6502.step(state.cpu, state, bus(), running)

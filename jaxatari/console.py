@@ -87,7 +87,12 @@ up to four rows of pixels), and only about a fifth of a batch writes at
 any one instruction. A batch of more than 8 (of one game or several)
 therefore gathers the writing consoles, at most 3/8 of the batch at a
 time, draws for those only, and scatters their registers and screen rows
-back (`_write_compacted`), in the CPU's lowering.
+back (`_write_compacted`), in the CPU's lowering. The accelerator's
+lowering has no loop to gather in: it cuts the batch into groups of
+consecutive consoles and each step draws for one console a group, the
+first that needs it (`lowering.GATHER_SHARES`: 1 in 4 for TIA writes, 1
+in 16 for the latches a read sees); the others wait, their state as it
+was, so the bits are the same (`tia_gather`).
 """
 from __future__ import annotations
 
@@ -99,8 +104,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import (bus, cpu6502, dpc, lowering, riot, tia, tia_log,
-                      tia_rows, updates)
+from jaxatari import (bus, cpu6502, dpc, lowering, riot, tia, tia_gather,
+                      tia_log, tia_rows, updates)
 from jaxatari.system_rng import (RAM_DRAWS, ResetInputs, reset_timer,
                                  system_draws)
 
@@ -253,12 +258,14 @@ def widen_board(board: Board, features: Features) -> Board:
 
 
 def _execute(board: Board, inputs: Inputs, render, state: Console,
-             running: jax.Array, axis_name: str | None = None) -> Console:
+             running: jax.Array, axis_name: str | None = None,
+             latched: bool = False) -> Console:
     """Run one instruction's CPU part if `running` (its TIA writes are
     only logged; every bus access of a console not running is disabled,
-    so its state stays as it was)."""
+    so its state stays as it was); `latched`: its collision latches are
+    set already (`bus.step`)."""
     del render
-    cpu, after = bus.step(board, inputs, state, running, axis_name)
+    cpu, after = bus.step(board, inputs, state, running, axis_name, latched)
     return after.replace(cpu=cpu)
 
 
@@ -310,8 +317,8 @@ def _write_logged(board: Board, inputs: Inputs, render, state: Console,
     """
     del inputs
     new_tia, wait, ends = tia.write(
-        state.tia, *_logged_write(state.log[k], waited), board.ystart,
-        board.hmove_blanks, render, on)
+        state.tia, *tia_gather.logged_write(state.log[k], waited),
+        board.ystart, board.hmove_blanks, render, on)
     cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
     return state.replace(tia=new_tia, cpu=cpu), waited + wait, ends
 
@@ -323,14 +330,7 @@ def _log_write(board: Board, inputs: Inputs, render,
     the frame's log if `on`."""
     del board, inputs, render
     return tia_log.append(frame_log, tia_log.encode_write(
-        *_logged_write(log[k], waited)), on)
-
-
-def _logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
-    """A TIA write log entry as `tia.write` takes it: address, value, the
-    CPU cycle after the stalls so far, and whether the last access was a
-    read."""
-    return entry[0], entry[1], entry[2] + waited, entry[3] != 0
+        *tia_gather.logged_write(log[k], waited)), on)
 
 
 def _per_console(batched):
@@ -429,8 +429,8 @@ def _write_compacted(board: Board, board_axes, render, state: Console,
     def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
         drawn, wait, ends, writes = tia.write_registers(
             tia.TIAState(regs=regs, screen=None, written=None),
-            *_logged_write(entry, waited_k), ystart, blanks, render, valid,
-            rows)
+            *tia_gather.logged_write(entry, waited_k), ystart, blanks,
+            render, valid, rows)
         return drawn.regs, wait, ends, writes
 
     def gathered(carry):
@@ -506,12 +506,16 @@ class _Loop(NamedTuple):
     anywhere: object      # any console of the batch
     write_each: object    # `_write_logged`, per console or compacted
     axis_name: str | None
+    board_axes: object    # the board's vmap axes (a batch), or None
 
 
-def _instruction(loop: _Loop, state: Console, running: jax.Array):
+def _instruction(loop: _Loop, state: Console, running: jax.Array,
+                 latched: bool = False):
     """One instruction of the consoles `running`, its TIA writes applied:
-    the new state and which consoles' frames it ended."""
-    execute = functools.partial(_execute, axis_name=loop.axis_name)
+    the new state and which consoles' frames it ended (`latched`: their
+    collision latches are set already)."""
+    execute = functools.partial(_execute, axis_name=loop.axis_name,
+                                latched=latched)
     state = loop.over(execute)(loop.board, loop.inputs, loop.render, state,
                                running)
     return _apply_tia_writes(loop, state, running)
@@ -550,19 +554,46 @@ def _accelerator_step(loop: _Loop, carry):
     """One step of the accelerator's loop, for each console running: a
     Cosmic Ark line end if one is due (`_cosmic_lines`' work, one at a
     time), else one instruction. `count` is per console, of instructions
-    run."""
+    run. In a batch, the TIA draws for a few consoles gathered
+    (`tia_gather`): a console whose TIA writes are still logged, or whose
+    instruction may read a latch and was not chosen, waits."""
     count, state, running, stop = carry
-    executes = running
+    shares = {kind: 0 if loop.board_axes is None
+              else lowering.gathered_share(kind, running.shape[0])
+              for kind in lowering.GATHER_SHARES}
+    ready = running & (state.log_count == 0)   # no writes pending
+    executes = ready
     if loop.board.features.cosmic_lines:
         due = loop.over(_line_end_due)(loop.board, loop.inputs, loop.render,
-                                       state, running)
+                                       state, ready)
         state = loop.over(_draw_line_end)(loop.board, loop.inputs,
                                           loop.render, state, due)
-        executes = running & ~due
-    state, ends = _instruction(loop, state, executes)
+        executes = ready & ~due
+    rows = lambda *names: tia_gather.board_rows(
+        loop.board, loop.board_axes, running.shape[0], *names)
+    if shares["collisions"]:
+        plan = lambda board, inputs, render, state, on: bus.collision_read(
+            board, state, on)
+        reads, clock = loop.over(plan)(loop.board, loop.inputs, loop.render,
+                                       state, executes)
+        state, waits = tia_gather.latch(state, reads, clock, *rows("ystart"),
+                                        shares["collisions"])
+        executes = executes & ~waits
+    latched = bool(shares["collisions"])
+    if shares["writes"]:
+        execute = functools.partial(_execute, axis_name=loop.axis_name,
+                                    latched=latched)
+        state = loop.over(execute)(loop.board, loop.inputs, loop.render,
+                                   state, executes)
+        state, ends = tia_gather.apply_writes(
+            state, running, *rows("ystart", "hmove_blanks"),
+            shares["writes"])
+    else:
+        state, ends = _instruction(loop, state, executes, latched=latched)
     count = count + executes
-    return count, state, _still_running(state, running, ends, count), (
-        stop | ends)
+    running = _still_running(state, running, ends, count) | (
+        running & (state.log_count > 0))   # its writes still to apply
+    return count, state, running, stop | ends
 
 
 def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
@@ -632,7 +663,8 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
                                            batched[0], loop_render)
         loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
-                     write_each, None if batched is None else BATCH_AXIS)
+                     write_each, None if batched is None else BATCH_AXIS,
+                     None if batched is None else batched[0])
         start = state.tia
         looped = state
         if after:

@@ -168,6 +168,64 @@ def loop_shape(name: str) -> Iterator[None]:
         yield
 
 
+GATHER_SHARES = {"collisions": 16, "writes": 4}
+"""The accelerator's instruction loop does a TIA draw (collisions and
+object positions, no pixels) only for consoles gathered from the batch,
+at most one console in each group of `share` consecutive ones a step
+(`gathered_share`, `updates.first_in_groups`), rather than for every
+console, masked:
+
+* `collisions`: the latches a TIA read sees (`tia.collide`), for the
+  consoles whose instruction may read one (Pong: about 1 instruction in
+  700);
+* `writes`: the TIA writes an instruction logged (up to 3), for the
+  consoles that logged any (Pong: about 1 instruction in 7).
+
+A console that needs a slot and finds none waits: one that may read a
+latch does not run its instruction this step, one whose writes are not
+applied runs nothing until they are. Its state is left as it was, so
+the bits are the same whatever the shares (`tests/test_lowering.py`);
+only the step count grows where many consoles need a slot at once (an
+env's consoles are out of step; consoles run in step from one state
+wait at most `share` steps)."""
+_gather_shares = jax.make_user_context(
+    default_value=tuple(sorted(GATHER_SHARES.items())))
+
+
+@contextlib.contextmanager
+def gather_shares(**shares: int) -> Iterator[None]:
+    """Traces the accelerator's loop with the given `GATHER_SHARES`
+    (`collisions`, `writes`; 1: every console, in place, no gather); part
+    of the jit cache key.
+
+    Raises:
+        ValueError: an unknown kind of work or a share below 1.
+    """
+    merged = dict(_gather_shares.value)
+    for kind, share in shares.items():
+        if kind not in GATHER_SHARES:
+            raise ValueError(f"unknown gathered work {kind!r}; choose from "
+                             f"{sorted(GATHER_SHARES)}")
+        if int(share) < 1:
+            raise ValueError(f"the {kind} share must be at least 1, got "
+                             f"{share}")
+        merged[kind] = int(share)
+    with _gather_shares(tuple(sorted(merged.items()))):
+        yield
+
+
+def gathered_share(kind: str, batch: int) -> int:
+    """The share (`GATHER_SHARES`) in which the accelerator's loop gathers
+    consoles of a batch of `batch` for `kind` of work, one console a
+    group of `share` consecutive ones a step; 0: it does the work for
+    all of them in place (a share of 1, a batch no larger than the share,
+    or one the share does not divide)."""
+    share = dict(_gather_shares.value)[kind]
+    if share == 1 or batch <= share or batch % share:
+        return 0
+    return share
+
+
 def unrolled_write_slots() -> bool:
     """Whether the accelerator's TIA-write slots are being traced as
     straight-line code (`LOOP_SHAPES`)."""

@@ -100,6 +100,17 @@ def append(log: FrameLog, entry: jax.Array, on: jax.Array) -> FrameLog:
                     count=log.count + on.astype(jnp.int32))
 
 
+def extend(log: FrameLog, entries: jax.Array, count: jax.Array
+           ) -> FrameLog:
+    """`log` with the first `count` of `entries` added, in one update:
+    the rest are stored after them, where nothing counts yet (as
+    `append` stores an entry that is not on), or dropped past the
+    capacity."""
+    at = log.count + jnp.arange(entries.shape[0])
+    return FrameLog(entries=log.entries.at[at].set(entries, mode="drop"),
+                    count=log.count + count)
+
+
 def decode(entry: jax.Array) -> tuple[jax.Array, ...]:
     """An entry's register, byte, cycle, previous-access-was-read flag and
     line-end flag."""

@@ -21,6 +21,7 @@ become scatters, so `update_slice` batches them itself:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -150,3 +151,75 @@ def set_item(array: jax.Array, index: jax.Array, value: jax.Array
     index = jnp.asarray(index, jnp.int32)
     zeros = (jnp.int32(0),) * (array.ndim - 1)
     return update_slice(array, value, (index,) + zeros)
+
+
+def _packed_by_dtype(tree) -> tuple[dict, callable]:
+    """`tree`'s leaves (each with the batch as its first axis) packed
+    into one `[n, batch]` array per dtype (the batch last, as the
+    accelerator's loop packs its carry: `lowering.Packing`), and how to
+    unpack such arrays (of any batch) back into the tree."""
+    leaves, treedef = jax.tree.flatten(tree)
+    groups: dict = {}
+    for i, leaf in enumerate(leaves):
+        groups.setdefault(jnp.dtype(leaf.dtype), []).append(i)
+    packed = {dtype: jnp.concatenate(
+        [leaves[i].reshape(leaves[i].shape[0], -1).T for i in members])
+        for dtype, members in groups.items()}
+
+    def unpack(arrays: dict):
+        out = [None] * len(leaves)
+        for dtype, members in groups.items():
+            start = 0
+            for i in members:
+                size = math.prod(leaves[i].shape[1:])
+                rows = arrays[dtype][start:start + size]
+                out[i] = rows.T.reshape(rows.shape[1:] + leaves[i].shape[1:])
+                start += size
+        return treedef.unflatten(out)
+    return packed, unpack
+
+
+class Groups(NamedTuple):
+    """A batch cut into `slots` groups of `share` consecutive consoles,
+    and in each the first console flagged (`first_in_groups`)."""
+    share: int
+    rows: jax.Array    # int32[slots]: each group's console (its first if
+    #                    none is flagged)
+    taken: jax.Array   # bool[batch]: the consoles chosen
+
+
+def first_in_groups(flag: jax.Array, share: int) -> Groups:
+    """The first console flagged in each group of `share` consecutive
+    consoles of a batch (its size a multiple of `share`): an argmax over
+    each group, one kernel on a GPU, no scan over the batch (as
+    `jnp.nonzero` would make)."""
+    groups = flag.reshape(-1, share)
+    first = jnp.argmax(groups, axis=1).astype(jnp.int32)
+    taken = (jnp.arange(share) == first[:, None]) & jnp.any(
+        groups, axis=1, keepdims=True)
+    return Groups(share, jnp.arange(groups.shape[0], dtype=jnp.int32)
+                  * share + first, taken.reshape(flag.shape))
+
+
+def take_rows(tree, groups: Groups):
+    """Each group's chosen row (`groups.rows`) of every leaf of `tree` (a
+    batch on the first axis), gathered as one array per dtype: on a GPU
+    a gather a dtype, not one a leaf."""
+    packed, unpack = _packed_by_dtype(tree)
+    return unpack({dtype: rows[:, groups.rows]
+                   for dtype, rows in packed.items()})
+
+
+def put_rows(tree, groups: Groups, part):
+    """`tree` with the chosen rows of its leaves (`groups.taken`) set to
+    `part`'s (`take_rows`' shapes), by a select over each group rather
+    than a scatter, so that XLA can fuse it with what reads the result."""
+    packed, unpack = _packed_by_dtype(tree)
+    parts, _ = _packed_by_dtype(part)
+    taken = groups.taken.reshape(-1, groups.share)
+
+    def put(rows, new):
+        grouped = rows.reshape(rows.shape[0], -1, groups.share)
+        return jnp.where(taken, new[:, :, None], grouped).reshape(rows.shape)
+    return unpack({dtype: put(rows, parts[dtype])
+                   for dtype, rows in packed.items()})

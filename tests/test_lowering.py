@@ -108,11 +108,13 @@ def mixed_batch():
     return stack(boards), stack(machines), inputs
 
 
-def _frames(board, state, inputs, variant, shape=None):
+def _frames(board, state, inputs, variant, shape=None, shares=None):
     """The states after each frame (all rendered: the frames not rendered
-    run the same program less its pixels)."""
+    run the same program less its pixels); `shares`: the accelerator's
+    `lowering.gather_shares`."""
     with lowering.forced(variant), lowering.loop_shape(
-            shape or lowering.DEFAULT_LOOP_SHAPE):
+            shape or lowering.DEFAULT_LOOP_SHAPE), \
+            lowering.gather_shares(**(shares or {})):
         step = jax.jit(jax.vmap(console.frame))
         states = []
         for frame_inputs in inputs:
@@ -125,9 +127,14 @@ def _frames(board, state, inputs, variant, shape=None):
 def test_both_lowerings_give_the_same_bits(mixed_batch):
     board, state, inputs = mixed_batch
     cpu = _frames(board, state, inputs, lowering.CPU)
-    for shape in lowering.LOOP_SHAPES:   # the accelerator's loop, 3 ways
+    # The accelerator's loop, 3 ways; its TIA draws for every console in
+    # place, for the default gathered slots (3 for writes, 9 consoles), and
+    # for 2 and 3 slots (consoles wait for them).
+    shares = {"loop": {"collisions": 1, "writes": 1}, "unrolled": None,
+              "packed": {"collisions": 4, "writes": 8}}
+    for shape in lowering.LOOP_SHAPES:
         accelerator = _frames(board, state, inputs, lowering.ACCELERATOR,
-                              shape)
+                              shape, shares[shape])
         for k, (a, b) in enumerate(zip(cpu, accelerator)):
             for path, x, y in zip(jax.tree_util.tree_leaves_with_path(a),
                                   jax.tree.leaves(a), jax.tree.leaves(b)):
@@ -284,3 +291,17 @@ def test_on_host_runs_the_cpu_variant_under_an_accelerator(monkeypatch):
     assert isinstance(result["state"], jax.Array)
     np.testing.assert_array_equal(result["state"], [0, 1, 2])
     assert result["count"] == 3
+
+
+def test_gather_shares_are_checked_and_apply_where_they_divide():
+    with pytest.raises(ValueError, match="unknown gathered work"):
+        with lowering.gather_shares(pixels=4):
+            pass
+    with pytest.raises(ValueError, match="at least 1"):
+        with lowering.gather_shares(writes=0):
+            pass
+    with lowering.gather_shares(collisions=4, writes=1):
+        assert lowering.gathered_share("collisions", 4096) == 4
+        assert lowering.gathered_share("collisions", 4) == 0    # too few
+        assert lowering.gathered_share("collisions", 4098) == 0  # no fit
+        assert lowering.gathered_share("writes", 4096) == 0     # in place

@@ -46,6 +46,28 @@ def test_append_counts_only_the_entries_on():
     np.testing.assert_array_equal(log.entries[:2], [1, 3])
 
 
+def test_extend_adds_the_first_count_entries_as_appends_would():
+    appended = extended = tia_log.empty()
+    for values, count in (([5, 6, 7], 2), ([8, 9, 1], 0), ([2, 3, 4], 3)):
+        extended = tia_log.extend(extended, jnp.asarray(values, jnp.int32),
+                                  jnp.int32(count))
+        for k, value in enumerate(values):
+            appended = tia_log.append(appended, jnp.int32(value),
+                                      jnp.asarray(k < count))
+    assert int(extended.count) == int(appended.count) == 5
+    np.testing.assert_array_equal(extended.entries[:5], [5, 6, 2, 3, 4])
+    np.testing.assert_array_equal(appended.entries[:5], [5, 6, 2, 3, 4])
+
+
+def test_extend_drops_what_passes_the_capacity():
+    full = tia_log.FrameLog(
+        entries=jnp.zeros(tia_log.CAPACITY, jnp.int32),
+        count=jnp.int32(tia_log.CAPACITY - 1))
+    log = tia_log.extend(full, jnp.asarray([7, 8, 9], jnp.int32),
+                         jnp.int32(1))
+    assert int(log.entries[-1]) == 7 and int(log.count) == tia_log.CAPACITY
+
+
 def test_one_console_draws_the_same_pixels_in_both_lowerings():
     """Unbatched (the single environment's path), on Journey Escape: the
     Cosmic Ark motion puts line ends in the log."""

@@ -130,3 +130,35 @@ def test_merge_batch_axes_joins_outer_and_batch_axes():
             np.testing.assert_array_equal(merged["outer"][k], outer_only[m])
             np.testing.assert_array_equal(merged["batch"][k], batch_only[b])
     np.testing.assert_array_equal(merged["neither"], neither)
+
+
+def test_first_in_groups_takes_each_groups_first_flagged_console():
+    flag = jnp.asarray([0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1], bool)
+    groups = updates.first_in_groups(flag, 4)
+    assert groups.rows.tolist() == [1, 4, 8]   # the middle group: none
+    assert np.flatnonzero(groups.taken).tolist() == [1, 8]
+
+
+def test_take_and_put_rows_against_numpy():
+    """Leaves of three dtypes and shapes gathered and put back as numpy's
+    fancy indexing would, only the chosen rows changed."""
+    rng = np.random.default_rng(0)
+    size, share = 12, 3
+    tree = {"a": rng.integers(0, 99, size).astype(np.int32),
+            "b": rng.integers(0, 99, (size, 2, 3)).astype(np.int32),
+            "flag": rng.integers(0, 2, size).astype(bool),
+            "ram": rng.integers(0, 256, (size, 5)).astype(np.uint8)}
+    flag = rng.integers(0, 2, size).astype(bool)
+    groups = updates.first_in_groups(jnp.asarray(flag), share)
+    part = updates.take_rows(jax.tree.map(jnp.asarray, tree), groups)
+    rows = np.asarray(groups.rows)
+    for name in tree:
+        np.testing.assert_array_equal(part[name], tree[name][rows])
+    new = jax.tree.map(lambda x: ~x if x.dtype == bool else x + 1, part)
+    put = updates.put_rows(jax.tree.map(jnp.asarray, tree), groups, new)
+    taken = np.asarray(groups.taken)
+    for name, leaf in tree.items():
+        expected = leaf.copy()
+        chosen = rows[taken[rows]]
+        expected[chosen] = np.asarray(new[name])[taken[rows]]
+        np.testing.assert_array_equal(put[name], expected)

@@ -1,0 +1,117 @@
+"""The TIA's draws for a few consoles of a batch, gathered: the
+accelerator's lowering (`jaxatari.lowering.GATHER_SHARES`).
+
+Without conditionals, the accelerator's instruction loop would draw
+(collisions and object positions, no pixels) for every console at every
+instruction, masked: the latches a TIA read sees before the instruction,
+and each of the up to 3 TIA writes it logged after it. On Pong about 1
+instruction in 7 writes the TIA and 1 in 700 may read a latch, so most
+of those draws are thrown away. Here the batch is cut into groups of
+`share` consecutive consoles (`updates.first_in_groups`); each step, the
+first console of a group that needs a draw is gathered, drawn for and
+put back, and the others in its group wait:
+
+* a console whose next instruction may read a latch (`bus.collision_read`)
+  and was not chosen does not run it this step (`latch`);
+* a console whose logged writes were not applied (`Console.log_count`
+  stays above 0) runs nothing until they are (`apply_writes`).
+
+A waiting console's state is left as it was, so it does the same work a
+step later: the bits are those of drawing for all
+(`tests/test_lowering.py`); only the number of steps can grow.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jax
+import jax.numpy as jnp
+
+from jaxatari import bus, tia, tia_log, updates
+
+if TYPE_CHECKING:   # console imports this module
+    from jaxatari.console import Board, Console
+
+
+def logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
+    """A TIA write log entry (`Console.log`) as `tia.write` takes it:
+    address, value, the CPU cycle after the stalls so far, and whether
+    the last access was a read."""
+    return entry[0], entry[1], entry[2] + waited, entry[3] != 0
+
+
+def board_rows(board: Board, board_axes, size: int, *names: str) -> tuple:
+    """The board's fields `names`, a row a console of a batch of `size`
+    (broadcast where the batch shares the board: `board_axes` None)."""
+    def rows(name: str) -> jax.Array:
+        value = getattr(board, name)
+        if getattr(board_axes, name) == 0:
+            return value
+        return jnp.broadcast_to(value, (size,) + jnp.shape(value))
+    return tuple(rows(name) for name in names)
+
+
+def latch(state: Console, reads: jax.Array, clock: jax.Array,
+          ystart: jax.Array, share: int) -> tuple[Console, jax.Array]:
+    """The collision latches a read at `clock` sees (`tia.collide`), for
+    the first console that `reads` of each group of `share`; and the
+    consoles that read but were not chosen, which must wait a step.
+    `ystart` is a row a console (`board_rows`)."""
+    groups = updates.first_in_groups(reads, share)
+    regs, clock, ystart = updates.take_rows(
+        (state.tia.regs, clock, ystart), groups)
+    latches = jax.vmap(lambda regs, clock, ystart: tia.collide(
+        tia.TIAState(regs=regs, screen=None, written=None), clock,
+        ystart).collision)(regs, clock, ystart)
+    collision = updates.put_rows(state.tia.collision, groups, latches)
+    return (state.replace(tia=state.tia.set(collision=collision)),
+            reads & ~groups.taken)
+
+
+def apply_writes(state: Console, running: jax.Array, ystart: jax.Array,
+                 blanks: jax.Array, share: int
+                 ) -> tuple[Console, jax.Array]:
+    """The TIA writes logged by the first console of each group of
+    `share` that has any (of those `running`): applied in order, with
+    WSYNC's stalls, and added to the frame's log if it has one. The
+    others keep theirs logged. Returns the state and which consoles'
+    frames the writes ended. `ystart` and `blanks` (the board's
+    `hmove_blanks`) are a row a console (`board_rows`)."""
+    count = jnp.where(running, jnp.minimum(state.log_count,
+                                           bus.MAX_TIA_WRITES), 0)
+    groups = updates.first_in_groups(count > 0, share)
+    regs, cycles, count, log, ystart, blanks = updates.take_rows(
+        (state.tia.regs, state.cpu.cycles, count, state.log, ystart, blanks),
+        groups)
+    machine, waited, ends, entries = jax.vmap(_apply_logged)(
+        tia.TIAState(regs=regs, screen=None, written=None), log, count,
+        ystart, blanks)
+    size = running.shape[0]
+    regs, cycles, log_count, ended, applied, entries = updates.put_rows(
+        (state.tia.regs, state.cpu.cycles, state.log_count,
+         jnp.zeros_like(running), jnp.zeros((size,), jnp.int32),
+         jnp.zeros((size, bus.MAX_TIA_WRITES), jnp.int32)), groups,
+        (machine.regs, cycles + waited, 0 * count, ends, count, entries))
+    state = state.replace(tia=state.tia.replace(regs=regs),
+                          cpu=state.cpu.replace(cycles=cycles),
+                          log_count=log_count)
+    if state.frame_log is not None:
+        state = state.replace(frame_log=jax.vmap(tia_log.extend)(
+            state.frame_log, entries, applied))
+    return state, ended
+
+
+def _apply_logged(machine: tia.TIAState, log: jax.Array, count: jax.Array,
+                  ystart: jax.Array, blanks: jax.Array):
+    """One console's first `count` logged TIA writes applied in order, no
+    pixels (`console._write_logged`'s work, for every slot): the TIA, the
+    cycles WSYNC stalled, whether a write ended the frame, and the
+    frame-log entry of each slot."""
+    waited, ends, entries = jnp.int32(0), jnp.asarray(False), []
+    for k in range(bus.MAX_TIA_WRITES):
+        write = logged_write(log[k], waited)
+        entries.append(tia_log.encode_write(*write))
+        machine, wait, end = tia.write(machine, *write, ystart, blanks,
+                                       False, k < count)
+        waited, ends = waited + wait, ends | end
+    return machine, waited, ends, jnp.stack(entries)
