@@ -29,7 +29,7 @@ In order (`DEFAULT_STAGES`):
   for gathered consoles (on, the default since 2026-11-27:
   `lowering.GATHER_SHARES`), back to back at each batch: whether the
   default holds on a GPU (it was chosen from the program compiled for
-  an H100 here, 4 to 8 more launches an instruction and half the bytes
+  an H100 here, 2 to 7 more launches an instruction and half the bytes
   written, and from the same program run on the CPU, 3.4x faster).
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
