@@ -569,15 +569,9 @@ def _accelerator_step(loop: _Loop, carry):
         state = loop.over(_draw_line_end)(loop.board, loop.inputs,
                                           loop.render, state, due)
         executes = ready & ~due
-    rows = lambda *names: tia_gather.board_rows(
-        loop.board, loop.board_axes, running.shape[0], *names)
     if shares["collisions"]:
-        plan = lambda board, inputs, render, state, on: bus.collision_read(
-            board, state, on)
-        reads, clock = loop.over(plan)(loop.board, loop.inputs, loop.render,
-                                       state, executes)
-        state, waits = tia_gather.latch(state, reads, clock, *rows("ystart"),
-                                        shares["collisions"])
+        state, waits = _latch_gathered(loop, state, executes,
+                                       shares["collisions"])
         executes = executes & ~waits
     latched = bool(shares["collisions"])
     if shares["writes"]:
@@ -586,14 +580,33 @@ def _accelerator_step(loop: _Loop, carry):
         state = loop.over(execute)(loop.board, loop.inputs, loop.render,
                                    state, executes)
         state, ends = tia_gather.apply_writes(
-            state, running, *rows("ystart", "hmove_blanks"),
-            shares["writes"])
+            state, running, *_board_rows(loop, running.shape[0], "ystart",
+                                         "hmove_blanks"), shares["writes"])
     else:
         state, ends = _instruction(loop, state, executes, latched=latched)
     count = count + executes
     running = _still_running(state, running, ends, count) | (
         running & (state.log_count > 0))   # its writes still to apply
     return count, state, running, stop | ends
+
+
+def _latch_gathered(loop: _Loop, state: Console, executes: jax.Array,
+                    share: int) -> tuple[Console, jax.Array]:
+    """The collision latches of the consoles `executes` whose instruction
+    may read one (`bus.collision_read`), set for one console a group of
+    `share` (`tia_gather.latch`); and the consoles that must wait."""
+    plan = lambda board, inputs, render, state, on: bus.collision_read(
+        board, state, on)
+    reads, clock = loop.over(plan)(loop.board, loop.inputs, loop.render,
+                                   state, executes)
+    return tia_gather.latch(state, reads, clock, *_board_rows(
+        loop, reads.shape[0], "ystart"), share)
+
+
+def _board_rows(loop: _Loop, size: int, *names: str) -> tuple:
+    """The board's fields `names`, a row a console of the loop's batch
+    (of `size`)."""
+    return tia_gather.board_rows(loop.board, loop.board_axes, size, *names)
 
 
 def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
