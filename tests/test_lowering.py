@@ -128,10 +128,16 @@ def test_both_lowerings_give_the_same_bits(mixed_batch):
     board, state, inputs = mixed_batch
     cpu = _frames(board, state, inputs, lowering.CPU)
     # The accelerator's loop, 3 ways; its TIA draws for every console in
-    # place, for the default gathered slots (3 for writes, 9 consoles), and
-    # for 2 and 3 slots (consoles wait for them).
-    shares = {"loop": {"collisions": 1, "writes": 1}, "unrolled": None,
-              "packed": {"collisions": 4, "writes": 8}}
+    # place (`loop`), and for one console in 3 gathered (the 9 consoles'
+    # groups: the default shares do not divide 9), for writes alone
+    # (`unrolled`) and for writes and latches (`packed`); consoles wait.
+    shares = {"loop": {"collisions": 1, "writes": 1},
+              "unrolled": {"collisions": 1, "writes": 3},
+              "packed": {"collisions": 3, "writes": 3}}
+    assert lowering.gathered_share("writes", len(MIXED_GAMES)) == 0
+    with lowering.gather_shares(**shares["packed"]):
+        assert lowering.gathered_share("writes", len(MIXED_GAMES)) == 3
+        assert lowering.gathered_share("collisions", len(MIXED_GAMES)) == 3
     for shape in lowering.LOOP_SHAPES:
         accelerator = _frames(board, state, inputs, lowering.ACCELERATOR,
                               shape, shares[shape])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxatari
-from jaxatari import bus, console, tia, tia_gather, tia_log
+from jaxatari import bus, console, lowering, tia, tia_gather, tia_log
 
 BATCH, SHARE = 8, 4
 WRITERS = {0: 2, 1: 1, 6: 3}   # console: TIA writes logged (0 and 1 share
@@ -99,3 +99,31 @@ def test_latch_serves_the_first_reader_of_each_group(batch):
                 ystart[lane]).collision)
             assert expected != 0
         assert int(after.tia.collision[lane]) == expected
+
+
+def test_consoles_in_step_wait_for_their_draws_and_end_as_the_cpus():
+    """8 Breakout consoles from one state, in step: at every TIA write and
+    every latch read all 8 need a draw and 2 get one (a share of 4), so
+    most wait. Two undrawn frames end in the same bits as the CPU's
+    lowering gives."""
+    env, params = jaxatari.make("breakout")
+    one = jax.tree.map(lambda x: x[0], params.reset_states.machine)
+    state = jax.tree.map(lambda x: jnp.broadcast_to(x, (BATCH,) + x.shape),
+                         one)
+    inputs = console.Inputs(
+        swcha=jnp.full(BATCH, 0x7F, jnp.int32),
+        swchb=jnp.full(BATCH, 0x0B, jnp.int32),
+        fire=jnp.ones((BATCH, 2), jnp.int32),
+        paddle_needed=jnp.full((BATCH, 4), -2, jnp.int32))
+    ends = {}
+    for variant in lowering.VARIANTS:
+        with lowering.forced(variant), lowering.gather_shares(
+                collisions=SHARE, writes=SHARE):
+            step = jax.jit(jax.vmap(lambda s, i: console.frame(
+                env.board, s, i, False)))
+            ends[variant] = jax.device_get(step(step(state, inputs), inputs))
+    for path, x, y in zip(
+            jax.tree_util.tree_leaves_with_path(ends[lowering.CPU]),
+            jax.tree.leaves(ends[lowering.CPU]),
+            jax.tree.leaves(ends[lowering.ACCELERATOR])):
+        np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
