@@ -514,11 +514,18 @@ def _instruction(loop: _Loop, state: Console, running: jax.Array,
     """One instruction of the consoles `running`, its TIA writes applied:
     the new state and which consoles' frames it ended (`latched`: their
     collision latches are set already)."""
+    return _apply_tia_writes(loop, _executed(loop, state, running, latched),
+                             running)
+
+
+def _executed(loop: _Loop, state: Console, running: jax.Array,
+              latched: bool) -> Console:
+    """The CPU part of one instruction of the consoles `running`
+    (`_execute`), its TIA writes only logged."""
     execute = functools.partial(_execute, axis_name=loop.axis_name,
                                 latched=latched)
-    state = loop.over(execute)(loop.board, loop.inputs, loop.render, state,
-                               running)
-    return _apply_tia_writes(loop, state, running)
+    return loop.over(execute)(loop.board, loop.inputs, loop.render, state,
+                              running)
 
 
 def _cpu_loop(loop: _Loop, state: Console, running: jax.Array):
@@ -575,13 +582,10 @@ def _accelerator_step(loop: _Loop, carry):
         executes = executes & ~waits
     latched = bool(shares["collisions"])
     if shares["writes"]:
-        execute = functools.partial(_execute, axis_name=loop.axis_name,
-                                    latched=latched)
-        state = loop.over(execute)(loop.board, loop.inputs, loop.render,
-                                   state, executes)
         state, ends = tia_gather.apply_writes(
-            state, running, *_board_rows(loop, running.shape[0], "ystart",
-                                         "hmove_blanks"), shares["writes"])
+            _executed(loop, state, executes, latched), running,
+            *_board_rows(loop, running.shape[0], "ystart", "hmove_blanks"),
+            shares["writes"])
     else:
         state, ends = _instruction(loop, state, executes, latched=latched)
     count = count + executes

@@ -293,14 +293,15 @@ def _size(shape: tuple[int, ...], lead: tuple[int, ...]) -> int:
     return int(np.prod(shape[len(lead):], dtype=np.int64))
 
 
-def _packing(leaves: list[jax.Array], lead: tuple[int, ...]):
+def _packing(leaves: list[jax.Array], lead: tuple[int, ...],
+             limit: int | None = PACKED_MAX):
     """How `Packing` packs `leaves`: the indices of those that lead with
-    `lead` and hold at most `PACKED_MAX` elements after it, grouped by
-    dtype (the others ride as they are)."""
+    `lead` and hold at most `limit` elements after it (None: any),
+    grouped by dtype (the others ride as they are)."""
     groups: dict = {}
     for index, leaf in enumerate(leaves):
         if (leaf.shape[:len(lead)] == lead
-                and _size(leaf.shape, lead) <= PACKED_MAX):
+                and (limit is None or _size(leaf.shape, lead) <= limit)):
             groups.setdefault(leaf.dtype, []).append(index)
     return list(groups.values())
 
@@ -314,8 +315,10 @@ class Packing:
     instruction loop (BENCHMARKS.md, "The GPU program without a GPU").
     Packed, the new registers are written by one concatenation a trip.
     The leaves leading with `lead` (a batch's shape, or ()) and of at
-    most `PACKED_MAX` elements after it are flattened after it and
-    concatenated along a new first axis; the others ride as they are.
+    most `limit` elements after it (`PACKED_MAX`; None: any) are
+    flattened after it and concatenated along a new first axis; the
+    others ride as they are. (`updates.take_rows` packs this way too, to
+    gather a batch's rows one array a dtype.)
 
     The packed axis leads so that each register is a row across the
     batch, contiguous in memory as the unpacked leaf was. Packed after
@@ -326,25 +329,29 @@ class Packing:
     H200: the second loan").
     """
 
-    def __init__(self, carry, lead: tuple[int, ...]):
+    def __init__(self, carry, lead: tuple[int, ...],
+                 limit: int | None = PACKED_MAX):
         leaves, self.tree = jax.tree.flatten(carry)
         self.lead, self.shapes = lead, [leaf.shape for leaf in leaves]
-        self.groups = _packing(leaves, lead)
+        self.groups = _packing(leaves, lead, limit)
         self.packed = {i for group in self.groups for i in group}
         self.sizes = {i: _size(self.shapes[i], lead) for i in self.packed}
 
     def pack(self, carry):
-        """`carry` (of the structure given) as (arrays, other leaves)."""
+        """`carry` (of the structure given, its leaves leading with `lead`
+        or with another batch: rows gathered from it) as (arrays, other
+        leaves)."""
         leaves = jax.tree.leaves(carry)
-        rows = lambda leaf: jnp.moveaxis(leaf.reshape(self.lead + (-1,)),
-                                         -1, 0)
+        rows = lambda leaf: jnp.moveaxis(leaf.reshape(
+            leaf.shape[:len(self.lead)] + (-1,)), -1, 0)
         return ([jnp.concatenate([rows(leaves[i]) for i in group], axis=0)
                  for group in self.groups],
                 [leaf for i, leaf in enumerate(leaves)
                  if i not in self.packed])
 
     def unpack(self, packed):
-        """The carry that `pack` packed."""
+        """The carry that `pack` packed (its arrays may lead with another
+        batch than `lead`: rows gathered from it)."""
         arrays, rest = packed
         leaves, others = [None] * len(self.shapes), iter(rest)
         for array, group in zip(arrays, self.groups):
@@ -352,7 +359,7 @@ class Packing:
             for i in group:
                 leaves[i] = jnp.moveaxis(
                     array[offset:offset + self.sizes[i]], 0, -1
-                ).reshape(self.shapes[i])
+                ).reshape(array.shape[1:] + self.shapes[i][len(self.lead):])
                 offset += self.sizes[i]
         return jax.tree.unflatten(self.tree, [
             leaf if leaf is not None else next(others) for leaf in leaves])

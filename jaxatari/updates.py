@@ -153,32 +153,6 @@ def set_item(array: jax.Array, index: jax.Array, value: jax.Array
     return update_slice(array, value, (index,) + zeros)
 
 
-def _packed_by_dtype(tree) -> tuple[dict, callable]:
-    """`tree`'s leaves (each with the batch as its first axis) packed
-    into one `[n, batch]` array per dtype (the batch last, as the
-    accelerator's loop packs its carry: `lowering.Packing`), and how to
-    unpack such arrays (of any batch) back into the tree."""
-    leaves, treedef = jax.tree.flatten(tree)
-    groups: dict = {}
-    for i, leaf in enumerate(leaves):
-        groups.setdefault(jnp.dtype(leaf.dtype), []).append(i)
-    packed = {dtype: jnp.concatenate(
-        [leaves[i].reshape(leaves[i].shape[0], -1).T for i in members])
-        for dtype, members in groups.items()}
-
-    def unpack(arrays: dict):
-        out = [None] * len(leaves)
-        for dtype, members in groups.items():
-            start = 0
-            for i in members:
-                size = math.prod(leaves[i].shape[1:])
-                rows = arrays[dtype][start:start + size]
-                out[i] = rows.T.reshape(rows.shape[1:] + leaves[i].shape[1:])
-                start += size
-        return treedef.unflatten(out)
-    return packed, unpack
-
-
 class Groups(NamedTuple):
     """A batch cut into `slots` groups of `share` consecutive consoles,
     and in each the first console flagged (`first_in_groups`)."""
@@ -205,21 +179,21 @@ def take_rows(tree, groups: Groups):
     """Each group's chosen row (`groups.rows`) of every leaf of `tree` (a
     batch on the first axis), gathered as one array per dtype: on a GPU
     a gather a dtype, not one a leaf."""
-    packed, unpack = _packed_by_dtype(tree)
-    return unpack({dtype: rows[:, groups.rows]
-                   for dtype, rows in packed.items()})
+    packing = lowering.Packing(tree, groups.taken.shape, limit=None)
+    arrays, _ = packing.pack(tree)
+    return packing.unpack(([rows[:, groups.rows] for rows in arrays], []))
 
 
 def put_rows(tree, groups: Groups, part):
     """`tree` with the chosen rows of its leaves (`groups.taken`) set to
     `part`'s (`take_rows`' shapes), by a select over each group rather
     than a scatter, so that XLA can fuse it with what reads the result."""
-    packed, unpack = _packed_by_dtype(tree)
-    parts, _ = _packed_by_dtype(part)
+    packing = lowering.Packing(tree, groups.taken.shape, limit=None)
+    (arrays, _), (parts, _) = packing.pack(tree), packing.pack(part)
     taken = groups.taken.reshape(-1, groups.share)
 
     def put(rows, new):
         grouped = rows.reshape(rows.shape[0], -1, groups.share)
         return jnp.where(taken, new[:, :, None], grouped).reshape(rows.shape)
-    return unpack({dtype: put(rows, parts[dtype])
-                   for dtype, rows in packed.items()})
+    return packing.unpack(([put(rows, new) for rows, new in
+                            zip(arrays, parts)], []))
