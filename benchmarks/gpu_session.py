@@ -8,9 +8,9 @@ prepares here and runs one command there:
 
     python benchmarks/gpu_session.py prepare     # here: .device/wheels
     # device tool: run(command="python3 benchmarks/gpu_session.py run
-    #     --minutes 8", carry=[".device"], timeout_s=560)
-    # then, on the warm machine (its idle release is about 30 s):
-    #     run --minutes 4 --stages population   (timeout_s=290)
+    #     --minutes 6.5", carry=[".device"], timeout_s=410)
+    # then, at once on the warm machine (its idle release is 30 s):
+    #     run --minutes 6.5 --stages population   (timeout_s=410)
 
 `run` installs the carried wheels into a folder of /tmp (no network), then
 runs the stages below in order, each in its own process with its own
@@ -24,23 +24,27 @@ files from `$OUT`).
 In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
-* `gathers`: raw undrawn Pong frames in the accelerator's lowering at 64K
-  and 4K, the TIA's draws for every console in place (off) against
-  for gathered consoles (on, the default since 2026-11-27:
-  `lowering.GATHER_SHARES`), back to back at each batch: whether the
-  default holds on a GPU (it was chosen from the program compiled for
-  an H100 here, 2 to 7 more launches an instruction and half the bytes
-  written, and from the same program run on the CPU, 3.4x faster).
+* `gathers`: raw undrawn Pong frames in the accelerator's lowering at
+  4K, the TIA's draws for every console in place (off) against for
+  gathered consoles (on, the default since 2026-11-27:
+  `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
+  (1.28x gathered on an H200) and ran out of time at 4K, where the loop
+  is launch-bound and gathering adds 2 launches an instruction.
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
   with the GPU's peak memory.
+* `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
+  loan's), to compare with Pong's on an H100.
+
+By name only (`--stages`; the fifth loan gave `flags` and `frames` too
+little time to compile, the fourth measured `triton`, `saturation` and
+`profile`):
+
 * `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
   command buffers for while loops and conditionals (the first H200 run
   measured them on `loop` only: 0.92x) and once with XLA's while-loop
   double buffering (`FLAG_SETS`).
-* `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
-  loan's), to compare with Pong's on an H100.
 * `frames`: raw emulated frames/s of `console.frame` (a shared board,
   no preprocessing; CuLE's figure is of this kind) in the accelerator's
   lowering, undrawn, with its instruction loop shaped as `loop` and
@@ -49,9 +53,6 @@ In order (`DEFAULT_STAGES`):
   optimized HLO (`$OUT/hlo.tar.gz`) and their kernel launches per
   emulated instruction (`benchmarks/hlo_launches.py`); then a drawn
   frame, and the CPU's lowering at 4K for the ratio.
-
-By name only (`--stages`; the fourth loan measured the first three):
-
 * `triton`: `benchmarks/triton_rules.py --semantics`, Triton's integer
   arithmetic against XLA's on the GPU (negative `rem` and `div`, shifts
   by 32 and more, narrowing conversions), a few seconds: whether a
@@ -73,8 +74,9 @@ By name only (`--stages`; the fourth loan measured the first three):
   64 KiB of random memory each, drawn on the host). Timed on the H100.
 * `population`: 16 A2C members of 64 envs against one agent of 1,024 on
   the preset, #20's GPU cost; its two compiles need a call of their own
-  (`run --minutes 4 --stages population`, at once on the warm machine:
-  the fourth loan's 54 s on a cold one printed nothing).
+  (`run --minutes 6.5 --stages population`, at once on the warm machine:
+  the fourth loan's 54 s on a cold one and the fifth's 240 s on a warm
+  one printed nothing).
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
@@ -133,22 +135,19 @@ TRACE_MB = 40
 STAGES = ("smoke", "gathers", "triton", "frames", "main", "throughput",
           "profile", "saturation", "others", "flags", "pallas", "population",
           "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "gathers", "throughput", "flags", "others",
-                  "frames")
-"""What `run` runs unless `--stages` says otherwise. The H200's loans
-timed the preset on all three games at 4K and found that one PPO update
-on Pong (`ppo`) does not fit a loan. The H100's third loan finished the
-main job and `pallas` and timed `frames` at 4K and 64K. Its fourth (at
-10261fd) measured `triton`, `saturation` (22.5K frames/s at 256K: the
-loop of kernels saturates near 64K) and `profile`, and timed the preset
-at 4K only; its `flags` had too little time for one compile. So the
-preset at 32K and the flags come first now; `triton`, `saturation`,
-`profile`, `main`, `pallas`, `population` and `resets` run by name.
-`gathers` (new since that loan) comes first: it tests this session's
-default."""
-SHARES = {"smoke": 0.08, "gathers": 0.3, "triton": 0.04, "saturation": 0.25,
-          "profile": 0.15, "throughput": 0.3, "frames": 0.17, "flags": 0.3,
-          "main": 0.15, "pallas": 0.06, "others": 0.1, "population": 0.05,
+DEFAULT_STAGES = ("smoke", "gathers", "throughput", "others")
+"""What `run` runs unless `--stages` says otherwise. The fifth loan (an
+H200, at 092e7bc) measured `gathers` at 64K (1.28x) and nothing else:
+every later stage ran out of its time while compiling. So the plan is
+short, and each stage has time for its compiles: the gathered 4K frame
+(with the in-place one beside it), then the preset on Pong (77.6 s to
+compile on the H100) and on the other two games. `population` needs a
+call of its own (`run --minutes 6.5 --stages population`, at once on
+the warm machine). `flags`, `frames`, `triton`, `saturation`,
+`profile`, `main`, `pallas`, `ppo` and `resets` run by name."""
+SHARES = {"smoke": 0.08, "gathers": 0.2, "triton": 0.04, "saturation": 0.25,
+          "profile": 0.15, "throughput": 0.45, "frames": 0.17, "flags": 0.3,
+          "main": 0.15, "pallas": 0.06, "others": 0.25, "population": 0.05,
           "ppo": 0.33, "resets": 0.2}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
@@ -157,6 +156,7 @@ SIZES = {
     "full": {"name": "full", "pong_batches": [4096, 32768],
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
+             "gather_batches": [4096],
              "saturation_batch": 262144, "saturation_floor": 131072,
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
@@ -168,6 +168,7 @@ SIZES = {
              "reset_batch": 4096, "semantics_lanes": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
+             "gather_batches": [4],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
@@ -465,12 +466,12 @@ def stage_frames(results: Results, size: dict[str, Any],
 
 def stage_gathers(results: Results, size: dict[str, Any],
                   seconds: float) -> None:
-    """Undrawn frames at the last frame batch then the first (the last
-    decides the default: the fourth loan's 4K was launch-bound), the
-    TIA's draws in place (off) then for gathered consoles (on), back to
-    back; about 30 s a program on the H100."""
+    """Undrawn frames at each of `size["gather_batches"]`, the TIA's
+    draws in place (off) then for gathered consoles (on), back to back;
+    about 30 s a program to compile. The fifth loan timed 64K (1.28x
+    gathered) and ran out of time at 4K, where the loop is launch-bound."""
     lowering = _benchmark("lowering")
-    for batch in size["frame_batches"][::-1]:
+    for batch in size["gather_batches"]:
         for gathers in (False, True):
             results.add({**lowering.frames(
                 "pong", "accelerator", batch, False, size["frame_repeats"],

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any, Callable
 
@@ -332,6 +333,8 @@ def atari_cost(game: str, members: int, envs_each: int, updates: int,
             "compile_seconds": round(time.perf_counter() - begin, 1),
             "bytes_per_member": sum(x.nbytes for x in jax.tree.leaves(state)
                                     if hasattr(x, "nbytes")) // count})
+        print(json.dumps({"compiled": [count, num_envs], **extra[-1]}),
+              file=sys.stderr, flush=True)   # progress, if time runs out
     seconds = timed_alternately(programs, repeats)
     return _cost_rows("atari_population_cost", game, shapes, seconds,
                       config.num_steps * updates * 4, repeats, extra)

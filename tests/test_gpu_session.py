@@ -33,7 +33,7 @@ def test_wheels_cover_what_the_device_image_lacks():
 
 
 def test_runner_ends_a_hung_stage_and_runs_the_next(tmp_path):
-    hung, next_ = "throughput", "main"
+    hung, next_ = "gathers", "main"
     def command(stage, seconds):
         code = "import time; time.sleep(600)" if stage == hung \
             else "print('measured')"
