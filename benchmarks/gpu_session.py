@@ -8,9 +8,9 @@ prepares here and runs one command there:
 
     python benchmarks/gpu_session.py prepare     # here: .device/wheels
     # device tool: run(command="python3 benchmarks/gpu_session.py run
-    #     --minutes 6.5", carry=[".device"], timeout_s=410)
+    #     --minutes 7", carry=[".device"], timeout_s=440)
     # then, at once on the warm machine (its idle release is 30 s):
-    #     run --minutes 6.5 --stages population   (timeout_s=410)
+    #     run --minutes 6 --stages population   (timeout_s=380)
 
 `run` installs the carried wheels into a folder of /tmp (no network), then
 runs the stages below in order, each in its own process with its own
@@ -30,17 +30,28 @@ In order (`DEFAULT_STAGES`):
   `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
   (1.28x gathered on an H200) and ran out of time at 4K, where the loop
   is launch-bound and gathering adds 2 launches an instruction.
+* `hybrid`: undrawn Pong frames with the plain instructions (ROM and
+  RIOT only) in one Pallas kernel and the rest in XLA's accelerator step
+  (`benchmarks/pallas_hybrid.py`, new since the fifth loan; exact in
+  Pallas's interpreter here, compiled for an H100 here), at 4K and 64K,
+  then at 4K with XLA's step gathering its draws.
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
   with the GPU's peak memory.
+* `profile`: one undrawn frame at 64K under `jax.profiler` (gathered,
+  the default; the fourth loan profiled the program before): the kernels'
+  summed time against the call's wall time (how busy the launches keep
+  the GPU), the costliest kernels, the program's optimized HLO (for the
+  kernels' names) and the trace in `$OUT/profile.tar.gz` when it is
+  small enough to bring back.
+
+By name only (`--stages`; the fifth loan gave `others`, `flags` and
+`frames` too little time to compile, the fourth measured `triton` and
+`saturation`):
+
 * `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
   loan's), to compare with Pong's on an H100.
-
-By name only (`--stages`; the fifth loan gave `flags` and `frames` too
-little time to compile, the fourth measured `triton`, `saturation` and
-`profile`):
-
 * `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
   command buffers for while loops and conditionals (the first H200 run
   measured them on `loop` only: 0.92x) and once with XLA's while-loop
@@ -59,10 +70,6 @@ little time to compile, the fourth measured `triton`, `saturation` and
   one-kernel frame would need to guard them to stay bit-exact.
 * `saturation`: undrawn frames at 256K consoles (128K if that runs out
   of memory): where frames/s saturates, and the peak memory per console.
-* `profile`: one undrawn frame at 64K under `jax.profiler`: the kernels'
-  summed time against the call's wall time (how busy the launches keep
-  the GPU), the costliest kernels, the trace in `$OUT/profile.tar.gz`
-  when it is small enough to bring back.
 * `main`: the README's main job (PPO on gymnax's Breakout-MinAtar, 64
   envs, 20 M steps; no emulator), as its command runs it: the wall time
   and its record (`$OUT/main_record.json`). The H100 ran it to its end.
@@ -74,9 +81,14 @@ little time to compile, the fourth measured `triton`, `saturation` and
   64 KiB of random memory each, drawn on the host). Timed on the H100.
 * `population`: 16 A2C members of 64 envs against one agent of 1,024 on
   the preset, #20's GPU cost; its two compiles need a call of their own
-  (`run --minutes 6.5 --stages population`, at once on the warm machine:
+  (`run --minutes 6 --stages population`, at once on the warm machine:
   the fourth loan's 54 s on a cold one and the fifth's 240 s on a warm
   one printed nothing).
+* `sweep`: `jaxatari sweep pong --method pbt --algo a2c`, 16 members of
+  64 envs, 4 generations of 4 updates (#20's "a PBT sweep on Pong"), its
+  members' lines and record brought back; resumed by a later call on the
+  same machine. It compiles a program like `population`'s, so it needs a
+  call of its own too.
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
@@ -93,6 +105,7 @@ sizes on any backend (a CPU check of the plan before a GPU is lent).
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib
 import json
 import os
@@ -132,23 +145,26 @@ compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
-STAGES = ("smoke", "gathers", "triton", "frames", "main", "throughput",
-          "profile", "saturation", "others", "flags", "pallas", "population",
-          "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "gathers", "throughput", "others")
+STAGES = ("smoke", "gathers", "hybrid", "triton", "frames", "main",
+          "throughput", "profile", "saturation", "others", "flags", "pallas",
+          "population", "sweep", "ppo", "resets")
+DEFAULT_STAGES = ("smoke", "gathers", "hybrid", "throughput", "profile")
 """What `run` runs unless `--stages` says otherwise. The fifth loan (an
 H200, at 092e7bc) measured `gathers` at 64K (1.28x) and nothing else:
 every later stage ran out of its time while compiling. So the plan is
 short, and each stage has time for its compiles: the gathered 4K frame
-(with the in-place one beside it), then the preset on Pong (77.6 s to
-compile on the H100) and on the other two games. `population` needs a
-call of its own (`run --minutes 6.5 --stages population`, at once on
-the warm machine). `flags`, `frames`, `triton`, `saturation`,
-`profile`, `main`, `pallas`, `ppo` and `resets` run by name."""
-SHARES = {"smoke": 0.08, "gathers": 0.2, "triton": 0.04, "saturation": 0.25,
-          "profile": 0.15, "throughput": 0.45, "frames": 0.17, "flags": 0.3,
+(with the in-place one beside it), the hybrid of a Pallas kernel and
+XLA (`pallas_hybrid`, new), then the preset on Pong (77.6 s to
+compile on the H100), then where the gathered 64K frame's time goes
+(the fourth loan's profile was of the program before gathering).
+`population` needs a call of its own (`run --minutes 6 --stages
+population`, at once on the warm machine). `others`, `flags`, `frames`,
+`triton`, `saturation`, `main`, `pallas`, `ppo` and `resets` run by
+name."""
+SHARES = {"smoke": 0.08, "gathers": 0.2, "hybrid": 0.35, "triton": 0.04, "saturation": 0.25,
+          "profile": 0.22, "throughput": 0.25, "frames": 0.17, "flags": 0.3,
           "main": 0.15, "pallas": 0.06, "others": 0.25, "population": 0.05,
-          "ppo": 0.33, "resets": 0.2}
+          "ppo": 0.33, "resets": 0.2, "sweep": 0.3}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
 
@@ -156,25 +172,29 @@ SIZES = {
     "full": {"name": "full", "pong_batches": [4096, 32768],
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
-             "gather_batches": [4096],
+             "gather_batches": [4096], "hybrid_batches": [4096, 65536],
              "saturation_batch": 262144, "saturation_floor": 131072,
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
+             "sweep_members": 16, "sweep_envs": 64,
+             "sweep_frames": 16 * 20_480, "sweep_generations": 4,
              "probe_batches": [4096, 65536], "probe_steps": 6784,
              "cpu_probe_batches": [4096], "cpu_probe_steps": 1000,
              "reset_batch": 4096, "semantics_lanes": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
-             "gather_batches": [4],
+             "gather_batches": [4], "hybrid_batches": [128],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
              "ppo_sets": [],
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
+             "sweep_members": 2, "sweep_envs": 1,
+             "sweep_frames": 2 * 2 * 5 * 4 * 2, "sweep_generations": 2,
              "probe_batches": [128], "probe_steps": 20,
              "cpu_probe_batches": [128], "cpu_probe_steps": 10,
              "reset_batch": 2, "semantics_lanes": 256},
@@ -478,6 +498,22 @@ def stage_gathers(results: Results, size: dict[str, Any],
                 True, None, None, gathers), **_memory()})
 
 
+def stage_hybrid(results: Results, size: dict[str, Any],
+                 seconds: float) -> None:
+    """Undrawn Pong frames with the plain instructions in one Pallas kernel
+    and the rest in XLA's step (`benchmarks/pallas_hybrid.py`), at each of
+    `size["hybrid_batches"]`, XLA's step drawing for every console at an
+    event; then, at the first batch, with its draws gathered (`gathers`
+    times the accelerator's own lowering at 4K on the same machine)."""
+    probe = _benchmark("pallas_hybrid")
+    for batch in size["hybrid_batches"]:
+        results.add({**probe.frames("pong", batch, size["frame_repeats"],
+                                    "hybrid"), **_memory()})
+    results.add({**probe.frames("pong", size["hybrid_batches"][0],
+                                size["frame_repeats"], "hybrid",
+                                gathers=True), **_memory()})
+
+
 def stage_saturation(results: Results, size: dict[str, Any],
                      seconds: float) -> None:
     """Undrawn frames at the largest batch that fits, with the fastest
@@ -594,7 +630,9 @@ def stage_profile(results: Results, size: dict[str, Any],
     """One undrawn frame of the accelerator's lowering (the fastest loop
     shape) under `jax.profiler`: the kernels' summed time against the
     call's wall time (how busy the launches keep the GPU), the costliest
-    kernels, and the trace in `$OUT/profile.tar.gz` if it is small."""
+    kernels, the program's optimized HLO (`$OUT/profile_hlo.txt.gz`, so
+    that the kernels' names can be read) and the trace in
+    `$OUT/profile.tar.gz` if it is small."""
     import jax
     started = time.monotonic()
     lowering = _benchmark("lowering")
@@ -605,7 +643,12 @@ def stage_profile(results: Results, size: dict[str, Any],
     board, state, inputs = lowering._consoles("pong", batch, True)
     shape = _fastest_shape(results.path, batch)
     with variants.forced(variants.ACCELERATOR), variants.loop_shape(shape):
-        step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i)))
+        step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i))
+                       ).lower(state, inputs).compile()
+        # the profiled program's own HLO, so the trace's kernel names read
+        with gzip.open(results.path.parent / "profile_hlo.txt.gz",
+                       "wt") as hlo:
+            hlo.write(step.as_text())
         state = jax.block_until_ready(step(state, inputs))
         options = jax.profiler.ProfileOptions()
         options.python_tracer_level = 0
@@ -695,6 +738,36 @@ def stage_ppo(results: Results, size: dict[str, Any],
         results.add({"stopped": "out of time"})
     for name, target in (("metrics.jsonl", "ppo_metrics.jsonl"),
                          ("record.json", "ppo_record.json")):
+        if (run_dir / name).exists():
+            shutil.copy(run_dir / name, out / target)
+
+
+def stage_sweep(results: Results, size: dict[str, Any],
+                seconds: float) -> None:
+    """A PBT sweep on Pong (#20: A2C members on the preset) as `jaxatari
+    sweep` runs it, chunk by chunk: its members' lines and record come
+    back as they are written, the wall time with them."""
+    out = results.path.parent
+    run_dir = pathlib.Path("/tmp/jaxatari-gpu-sweep")
+    resume = ["--resume"] if (run_dir / "record.json").exists() or (
+        run_dir / "members.jsonl").exists() else []
+    command = [sys.executable, "-m", "jaxatari.cli", "sweep", "pong",
+               "--method", "pbt", "--algo", "a2c",
+               "--members", str(size["sweep_members"]),
+               "--num-envs", str(size["sweep_envs"]),
+               "--frames", str(size["sweep_frames"]),
+               "--generations", str(size["sweep_generations"]),
+               "--chunk", "1", "--out", str(run_dir), *resume]
+    results.add({"command": " ".join(command[3:])})
+    begin = time.perf_counter()
+    try:
+        subprocess.run(command, timeout=max(seconds - 10, 5), check=True)
+        results.add({"wall_s": round(time.perf_counter() - begin, 1)})
+    except subprocess.TimeoutExpired:
+        results.add({"stopped": "out of time",
+                     "wall_s": round(time.perf_counter() - begin, 1)})
+    for name, target in (("members.jsonl", "sweep_members.jsonl"),
+                         ("record.json", "sweep_record.json")):
         if (run_dir / name).exists():
             shutil.copy(run_dir / name, out / target)
 

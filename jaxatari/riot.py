@@ -140,16 +140,27 @@ def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
     """
     is_ram = (address & 0x0200) == 0
     ram_value = riot.ram[address & 0x7F].astype(jnp.int32)
+    new, io_value = read_io(riot, address, cycle, swcha, swchb,
+                            enabled & ~is_ram)
+    return new, jnp.where(is_ram, ram_value, io_value)
+
+
+def read_io(riot: RIOTState, address: jax.Array, cycle: jax.Array,
+            swcha: jax.Array, swchb: jax.Array,
+            enabled: jax.Array) -> tuple[RIOTState, jax.Array]:
+    """`read` of an address away from RAM (A9=1: the ports and the
+    timer). It never touches `riot.ram`, so a caller that keeps the RAM
+    elsewhere (a kernel's ref) can pass any `ram`."""
     intim, after_intim, count = _read_intim(riot, cycle)
     flag = jnp.where((count >= 0) | riot.read_after_interrupt, 0, 0x80)
     port = address & 0x07
     io_value = folds.select(
         [port == 0, port == 1, port == 2, port == 3, (port & 1) == 0],
         [swcha, riot.ddra, swchb, riot.ddrb, intim], flag)
-    takes_intim = enabled & ~is_ram & ((port == 4) | (port == 6))
+    takes_intim = enabled & ((port == 4) | (port == 6))
     new = jax.tree.map(lambda n, o: jnp.where(takes_intim, n, o),
                        after_intim, riot)
-    return new, jnp.where(is_ram, ram_value, io_value)
+    return new, io_value
 
 
 def write(riot: RIOTState, address: jax.Array, value: jax.Array,
@@ -162,13 +173,20 @@ def write(riot: RIOTState, address: jax.Array, value: jax.Array,
     is_ram = (address & 0x0200) == 0
     ram = updates.set_item(riot.ram, address & 0x7F, jnp.where(
         enabled & is_ram, value, riot.ram[address & 0x7F]))
-    io = enabled & ~is_ram
+    return write_io(riot, address, value, cycle,
+                    enabled & ~is_ram).replace(ram=ram)
+
+
+def write_io(riot: RIOTState, address: jax.Array, value: jax.Array,
+             cycle: jax.Array, enabled: jax.Array) -> RIOTState:
+    """`write` to an address away from RAM (A9=1): DDRA and the timer.
+    It never touches `riot.ram` (see `read_io`)."""
     port = address & 0x07
-    is_ddra = io & (port == 1)
-    is_timer = io & (port >= 4) & ((address & 0x17) >= 0x14)
-    shift = jnp.asarray([0, 3, 6, 10], jnp.int32)[address & 0x03]
+    is_ddra = enabled & (port == 1)
+    is_timer = enabled & (port >= 4) & ((address & 0x17) >= 0x14)
+    low = address & 0x03
+    shift = 3 * low + (low == 3)   # TIM1T, TIM8T, TIM64T, T1024T: 0, 3, 6, 10
     return riot.replace(
-        ram=ram,
         ddra=jnp.where(is_ddra, value, riot.ddra),
         timer=jnp.where(is_timer, value, riot.timer),
         shift=jnp.where(is_timer, shift, riot.shift),

@@ -1,6 +1,6 @@
 """vmap parity: a batch of consoles gives exactly what each gives alone.
 
-1,024 Seaquest environments start from reset states picked by key and take
+512 Seaquest environments start from reset states picked by key and take
 different random actions (with sticky actions on). Every output of the
 batched `step` (observation, the whole state, reward, done, info) must equal,
 for a sample of consoles, what an unbatched `step` gives for that console
@@ -17,9 +17,9 @@ import pytest
 import jaxatari
 from jaxatari import parity
 
-BATCH = 1024
+BATCH = 512   # 1,024 until 2026-11-27: half the suite's cold minute here
 STEPS = 2
-ALONE = (0, 1, 2, 511, 1022, 1023)
+ALONE = (0, 1, 2, 255, 510, 511)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,100 @@
+"""`benchmarks/pallas_hybrid.py`: a frame whose plain instructions run in
+one Pallas kernel (here in Pallas's interpreter) and whose TIA and hotspot
+accesses run in XLA's accelerator step ends in the CPU's lowering's bits."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxatari
+from jaxatari import console, lowering
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "pallas_hybrid", ROOT / "benchmarks" / "pallas_hybrid.py")
+hybrid = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hybrid)
+
+BATCH, BLOCK = 8, 4
+
+
+@pytest.fixture(scope="module")
+def pong():
+    """8 Pong consoles from its 4 reset states, with varied joysticks."""
+    env, params = jaxatari.make("pong")
+    machines = params.reset_states.machine
+    count = jax.tree.leaves(machines)[0].shape[0]
+    state = jax.tree.map(lambda x: x[jnp.arange(BATCH) % count], machines)
+    inputs = console.Inputs(
+        swcha=jnp.asarray([0xFF, 0x7F, 0xBF, 0xFF] * 2, jnp.int32),
+        swchb=jnp.full(BATCH, 0x0B, jnp.int32),
+        fire=jnp.asarray([[0, 0], [1, 0]] * 4, jnp.int32),
+        paddle_needed=jnp.full((BATCH, 4), -2, jnp.int32))
+    return env.board, state, inputs
+
+
+def _frames(board, state, inputs, count: int):
+    step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i, False)))
+    for _ in range(count):
+        state = step(state, inputs)
+    return jax.device_get(state)
+
+
+@pytest.fixture(scope="module")
+def cpus_frames(pong):
+    board, state, inputs = pong
+    with lowering.forced(lowering.CPU):
+        return _frames(board, state, inputs, 2)
+
+
+@pytest.mark.parametrize("gathers", [False, True])
+def test_hybrid_frames_end_as_the_cpus(pong, cpus_frames, gathers):
+    """Two undrawn frames; with `gathers` XLA's step draws for one console
+    in 4 at a time and the others wait, skipping the kernel meanwhile."""
+    board, state, inputs = pong
+    expected = cpus_frames
+    with hybrid.hybrid(steps=8, block=BLOCK, interpret=True,
+                       gathers=gathers):
+        got = _frames(board, state, inputs, 2)
+    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(expected),
+                          jax.tree.leaves(expected), jax.tree.leaves(got)):
+        np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
+
+
+def test_the_kernel_runs_plain_instructions_and_stops_at_events(pong):
+    """From the reset states (Pong's waits on the RIOT timer): each console
+    runs up to 64 plain instructions or stops before a TIA access, and its
+    RAM and registers are where the CPU's lowering leaves them after as
+    many instructions."""
+    board, state, inputs = pong
+    ready = jnp.ones(BATCH, bool)
+    after, count, at_event = jax.jit(lambda s: hybrid.plain_run(
+        board, inputs, s, ready, jnp.zeros(BATCH, jnp.int32), 64, BLOCK,
+        True))(state)
+    count, at_event = np.asarray(count), np.asarray(at_event)
+    assert (count > 0).all()
+    assert ((count == 64) | at_event).all()
+    with lowering.forced(lowering.CPU):
+        def alone(s, i, n):
+            def body(k, s):
+                return console._execute(board, i, False, s, k < n)
+            return jax.lax.fori_loop(0, 64, body, s)
+        expected = jax.jit(jax.vmap(alone))(state, inputs, jnp.asarray(count))
+    np.testing.assert_array_equal(after.riot.ram, expected.riot.ram)
+    for name in ("a", "x", "y", "sp", "pc", "p", "cycles"):
+        np.testing.assert_array_equal(getattr(after.cpu, name),
+                                      getattr(expected.cpu, name), name)
+    np.testing.assert_array_equal(after.riot.timer, expected.riot.timer)
+
+
+def test_a_board_with_extras_is_refused():
+    env, _ = jaxatari.make("pong")
+    board = env.board.replace(features=env.board.features._replace(
+        cart_ram=True))
+    with pytest.raises(ValueError, match="plain carts only"):
+        hybrid.check_board(board)
