@@ -33,8 +33,10 @@ In order (`DEFAULT_STAGES`):
 * `hybrid`: undrawn Pong frames with the plain instructions (ROM and
   RIOT only) in one Pallas kernel and the rest in XLA's accelerator step
   (`benchmarks/pallas_hybrid.py`, new since the fifth loan; exact in
-  Pallas's interpreter here, compiled for an H100 here), at 4K and 64K,
-  then at 4K with XLA's step gathering its draws.
+  Pallas's interpreter here, compiled for an H100 here) at 4K, the
+  accelerator's lowering at 4K and whether both end in the same state
+  (a digest computed on the GPU), the hybrid at 64K, then at 4K with XLA's
+  step gathering its draws.
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
@@ -193,8 +195,8 @@ SIZES = {
              "ppo_sets": [],
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
-             "sweep_members": 2, "sweep_envs": 1,
-             "sweep_frames": 2 * 2 * 5 * 4 * 2, "sweep_generations": 2,
+             "sweep_members": 5, "sweep_envs": 1,
+             "sweep_frames": 5 * 2 * 2 * 5 * 4, "sweep_generations": 2,
              "probe_batches": [128], "probe_steps": 20,
              "cpu_probe_batches": [128], "cpu_probe_steps": 10,
              "reset_batch": 2, "semantics_lanes": 256},
@@ -501,17 +503,27 @@ def stage_gathers(results: Results, size: dict[str, Any],
 def stage_hybrid(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """Undrawn Pong frames with the plain instructions in one Pallas kernel
-    and the rest in XLA's step (`benchmarks/pallas_hybrid.py`), at each of
-    `size["hybrid_batches"]`, XLA's step drawing for every console at an
-    event; then, at the first batch, with its draws gathered (`gathers`
-    times the accelerator's own lowering at 4K on the same machine)."""
+    and the rest in XLA's step (`benchmarks/pallas_hybrid.py`), XLA's step
+    drawing for every console at an event: at the first of
+    `size["hybrid_batches"]`, then the accelerator's lowering at that
+    batch with whether both ended in the same state (the digests of the
+    same frames from the same consoles), then the other batches, then the
+    first with the hybrid's draws gathered."""
     probe = _benchmark("pallas_hybrid")
-    for batch in size["hybrid_batches"]:
-        results.add({**probe.frames("pong", batch, size["frame_repeats"],
-                                    "hybrid"), **_memory()})
-    results.add({**probe.frames("pong", size["hybrid_batches"][0],
-                                size["frame_repeats"], "hybrid",
-                                gathers=True), **_memory()})
+    first, *others = size["hybrid_batches"]
+    repeats = size["frame_repeats"]
+    hybrid = probe.frames("pong", first, repeats, "hybrid")
+    results.add({**hybrid, **_memory()})
+    xla = probe.frames("pong", first, repeats, "xla")
+    results.add({**xla, **_memory(),
+                 "same_state_as_hybrid": xla["digest"] == hybrid["digest"]})
+    for batch in others:
+        results.add({**probe.frames("pong", batch, repeats, "hybrid"),
+                     **_memory()})
+    gathered = probe.frames("pong", first, repeats, "hybrid", gathers=True)
+    results.add({**gathered, **_memory(),
+                 "same_state_as_hybrid": gathered["digest"]
+                 == hybrid["digest"]})
 
 
 def stage_saturation(results: Results, size: dict[str, Any],
@@ -796,7 +808,7 @@ def main() -> None:
     verbs = top.add_subparsers(dest="verb", required=True)
     verbs.add_parser("prepare", help="download the wheels into .device/")
     go = verbs.add_parser("run", help="on the device: install, measure")
-    go.add_argument("--minutes", type=float, default=8.0)
+    go.add_argument("--minutes", type=float, default=7.0)
     go.add_argument("--out", type=pathlib.Path,
                     default=pathlib.Path(os.environ.get("OUT", "gpu-out")))
     go.add_argument("--stages", nargs="+", default=list(DEFAULT_STAGES),

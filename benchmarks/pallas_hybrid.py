@@ -8,7 +8,8 @@ instructions/s (`pallas_probe`). This probe is the first step from that
 core to the console: a hybrid of the two.
 
 * **The kernel** (`plain_run`) runs, for each console of a block, up to
-  `steps` *plain* instructions: those whose accesses reach only the
+  `steps` *plain* instructions (fewer when every console of the block
+  has stopped): those whose accesses reach only the
   cartridge's ROM away from its hotspots and the RIOT (RAM, timer,
   ports). That is `cpu6502.step` unchanged, on a bus whose ROM, hotspot
   table and RAM are refs, and the RIOT's own `read_io` / `write_io` for
@@ -184,10 +185,14 @@ def _kernel(table_ref, image_ref, hot_ref, lanes_ref, ram_in_ref,
     carry = (cpu, riot_state, row["data_bus"], row["last_read"] != 0,
              row["count"], row["ready"] != 0, jnp.zeros(block, bool))
 
-    def body(_, carry):
-        cpu, riot_state, data_bus, last_read, count, ready, at_event = carry
-        run = ready & ~at_event & ~cpu.jammed & (
+    def runs(carry):
+        cpu, _, _, _, count, ready, at_event = carry
+        return ready & ~at_event & ~cpu.jammed & (
             count < console.INSTRUCTIONS_PER_UPDATE)
+
+    def body(carry):
+        cpu, riot_state, data_bus, last_read, count, ready, at_event = carry
+        run = runs(carry)
         zero = jnp.zeros(block, jnp.int32)
         start = {"riot": riot_state, "data_bus": data_bus,
                  "last_read": last_read, "event": jnp.zeros(block, bool),
@@ -209,8 +214,14 @@ def _kernel(table_ref, image_ref, hot_ref, lanes_ref, ram_in_ref,
                 count + done.astype(jnp.int32), ready,
                 at_event | (run & after["event"]))
 
-    cpu, riot_state, data_bus, last_read, count, _, at_event = \
-        jax.lax.fori_loop(0, steps, body, carry)
+    def more(looped):   # a max of ints: Triton lowers no `any`
+        k, carry = looped
+        return (k < steps) & (jnp.max(runs(carry).astype(jnp.int32)) > 0)
+
+    _, (cpu, riot_state, data_bus, last_read, count, _, at_event) = \
+        jax.lax.while_loop(more, lambda looped: (looped[0] + 1,
+                                                 body(looped[1])),
+                           (jnp.int32(0), carry))
     out = {**row, "data_bus": data_bus, "last_read": last_read,
            "count": count, "at_event": at_event}
     out.update({f"cpu.{n}": getattr(cpu, n) for n in CPU_FIELDS})
@@ -339,13 +350,30 @@ def frames(game: str, batch: int, repeats: int, mode: str,
             times.append(time.perf_counter() - begin)
     seconds = statistics.median(times)
     hybrid_only = lambda value: value if mode == "hybrid" else None
+    digest = state_digest(state)
     return {"benchmark": "pallas_hybrid", "game": game, "mode": mode,
             "batch": batch, "steps": hybrid_only(steps),
             "gathers": hybrid_only(gathers),
             "interpret": hybrid_only(interpret),
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
-            "frames_per_s": batch / seconds,
-            "backend": jax.default_backend()}
+            "frames_per_s": batch / seconds, "frames_run": 1 + repeats,
+            "digest": digest, "backend": jax.default_backend()}
+
+
+def state_digest(state: console.Console) -> str:
+    """A fingerprint of a batch's whole state, computed on the device (a
+    weighted sum of each leaf's values, wrapping), so that two ways of
+    running the same frames can be compared without copying the state
+    back: equal states give equal digests."""
+    import hashlib
+    sums = []
+    for leaf in jax.tree.leaves(state):
+        words = jnp.asarray(leaf).astype(jnp.uint32).reshape(-1)
+        weights = jnp.arange(words.size, dtype=jnp.uint32) * jnp.uint32(
+            2654435761) + jnp.uint32(1)
+        sums.append(jnp.sum(words * weights, dtype=jnp.uint32))
+    values = np.asarray(jax.device_get(jnp.stack(sums)))
+    return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 
 
 def compiled_for_h100(game: str, batch: int) -> dict[str, Any]:
@@ -362,9 +390,14 @@ def compiled_for_h100(game: str, batch: int) -> dict[str, Any]:
             board, s, i, render=False)))
         lowered = step.lower(batched(state), batched(inputs))
     begin = time.perf_counter()
-    lowered.compile()
+    text = lowered.compile().as_text()
+    seconds = time.perf_counter() - begin
+    import hlo_launches
+    loops = hlo_launches.rows(text, lowering.INSTRUCTION_LOOP + "/while")
     return {"benchmark": "pallas_hybrid", "aot": "h100", "game": game,
-            "batch": batch, "compile_s": round(time.perf_counter() - begin, 1)}
+            "batch": batch, "compile_s": round(seconds, 1),
+            "launches_per_trip": [row["per_trip"] for row in loops],
+            "triton_kernels": text.count("__gpu$xla.gpu.triton")}
 
 
 def main() -> None:
