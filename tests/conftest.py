@@ -71,6 +71,20 @@ LONGEST_FIRST = (
     "tests/console/test_carts_parity.py",
     "tests/test_vmap_parity.py",
     "tests/test_env_vs_ale.py",
+    # 2026-11-27, from the cold runs' `--durations` (about 40 to 80 s
+    # each): started last in collection order, they had one worker
+    # finish about a minute after the other.
+    "tests/population/test_sweep.py",
+    "tests/test_pallas_hybrid.py",
+    "tests/population/test_distributed.py",
+    "tests/agents/test_learning.py",
+    "tests/test_tia_gather.py",
+    "tests/test_readme_gymnax.py",
+    "tests/test_tia.py",
+    "tests/test_cli.py",
+    "tests/console/test_cosmic_ark.py",
+    "tests/test_tia_log.py",
+    "tests/agents/test_run.py",
 )
 
 
