@@ -53,44 +53,29 @@ def cpus_frames(pong):
 
 
 @pytest.mark.slow
-def test_hybrid_frames_end_as_the_cpus(pong, cpus_frames):
+def test_hybrid_frames_end_as_the_cpus(pong, cpus_frames, monkeypatch):
     """Two undrawn frames, XLA's step drawing for every console at an
-    event (the hybrid's default). The variant with its draws gathered is
+    event (the hybrid's default), end in the CPU's lowering's bits, and
+    the kernel ran most of their instructions (Pong's frame is about
+    6,800, 4 in 5 of them plain). The variant with its draws gathered is
     checked by `gpu_session.py`'s `hybrid` stage (the same digest as the
     accelerator's lowering; `run --tiny` here), not in CI's 20 minutes."""
     board, state, inputs = pong
-    expected = cpus_frames
+    in_kernel = []
+    plain_run = hybrid.plain_run
+
+    def counted(board, inputs, state, ready, count, *args):
+        after = plain_run(board, inputs, state, ready, count, *args)
+        jax.debug.callback(lambda n: in_kernel.append(int(n)),
+                           jnp.sum(after[1] - count))
+        return after
+    monkeypatch.setattr(hybrid, "plain_run", counted)
     with hybrid.hybrid(steps=8, block=BLOCK, interpret=True):
         got = _frames(board, state, inputs, 2)
-    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(expected),
-                          jax.tree.leaves(expected), jax.tree.leaves(got)):
+    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(cpus_frames),
+                          jax.tree.leaves(cpus_frames), jax.tree.leaves(got)):
         np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
-
-
-def test_the_kernel_runs_plain_instructions_and_stops_at_events(pong):
-    """From the reset states (Pong's waits on the RIOT timer): each console
-    runs up to 64 plain instructions or stops before a TIA access, and its
-    RAM and registers are where the CPU's lowering leaves them after as
-    many instructions."""
-    board, state, inputs = pong
-    ready = jnp.ones(BATCH, bool)
-    after, count, at_event = jax.jit(lambda s: hybrid.plain_run(
-        board, inputs, s, ready, jnp.zeros(BATCH, jnp.int32), 64, BLOCK,
-        True))(state)
-    count, at_event = np.asarray(count), np.asarray(at_event)
-    assert (count > 0).all()
-    assert ((count == 64) | at_event).all()
-    with lowering.forced(lowering.CPU):
-        def alone(s, i, n):
-            def body(k, s):
-                return console._execute(board, i, False, s, k < n)
-            return jax.lax.fori_loop(0, 64, body, s)
-        expected = jax.jit(jax.vmap(alone))(state, inputs, jnp.asarray(count))
-    np.testing.assert_array_equal(after.riot.ram, expected.riot.ram)
-    for name in ("a", "x", "y", "sp", "pc", "p", "cycles"):
-        np.testing.assert_array_equal(getattr(after.cpu, name),
-                                      getattr(expected.cpu, name), name)
-    np.testing.assert_array_equal(after.riot.timer, expected.riot.timer)
+    assert sum(in_kernel) > BATCH * 2 * 4_000, sum(in_kernel)
 
 
 def test_a_board_with_extras_is_refused():
