@@ -24,12 +24,6 @@ files from `$OUT`).
 In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
-* `gathers`: raw undrawn Pong frames in the accelerator's lowering at
-  4K, the TIA's draws for every console in place (off) against for
-  gathered consoles (on, the default since 2026-11-27:
-  `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
-  (1.28x gathered on an H200) and ran out of time at 4K, where the loop
-  is launch-bound and gathering adds 2 launches an instruction.
 * `hybrid`: undrawn Pong frames with the plain instructions (ROM and
   RIOT only) in one Pallas kernel and the rest in XLA's accelerator step
   (`benchmarks/pallas_hybrid.py`, new since the fifth loan; exact in
@@ -37,6 +31,12 @@ In order (`DEFAULT_STAGES`):
   accelerator's lowering at 4K and whether both end in the same state
   (a digest computed on the GPU), the hybrid at 64K, then at 4K with XLA's
   step gathering its draws.
+* `gathers`: raw undrawn Pong frames in the accelerator's lowering at
+  4K, the TIA's draws for every console in place (off) against for
+  gathered consoles (on, the default since 2026-11-27:
+  `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
+  (1.28x gathered on an H200) and ran out of time at 4K, where the loop
+  is launch-bound and gathering adds 2 launches an instruction.
 * `throughput`: `jaxatari bench`'s jaxatari rows: the preset on Pong at
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
@@ -150,13 +150,14 @@ TRACE_MB = 40
 STAGES = ("smoke", "gathers", "hybrid", "triton", "frames", "main",
           "throughput", "profile", "saturation", "others", "flags", "pallas",
           "population", "sweep", "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "gathers", "hybrid", "throughput", "profile")
+DEFAULT_STAGES = ("smoke", "hybrid", "gathers", "throughput", "profile")
 """What `run` runs unless `--stages` says otherwise. The fifth loan (an
 H200, at 092e7bc) measured `gathers` at 64K (1.28x) and nothing else:
 every later stage ran out of its time while compiling. So the plan is
-short, and each stage has time for its compiles: the gathered 4K frame
-(with the in-place one beside it), the hybrid of a Pallas kernel and
-XLA (`pallas_hybrid`, new), then the preset on Pong (77.6 s to
+short, and each stage has time for its compiles: the hybrid of a Pallas
+kernel and XLA first (`pallas_hybrid`, new: the design the next work
+hangs on), the gathered 4K frame (with the in-place one beside it),
+then the preset on Pong (77.6 s to
 compile on the H100), then where the gathered 64K frame's time goes
 (the fourth loan's profile was of the program before gathering).
 `population` needs a call of its own (`run --minutes 6 --stages
