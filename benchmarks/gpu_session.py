@@ -164,10 +164,11 @@ compile on the H100), then where the gathered 64K frame's time goes
 population`, at once on the warm machine). `others`, `flags`, `frames`,
 `triton`, `saturation`, `main`, `pallas`, `ppo` and `resets` run by
 name."""
-SHARES = {"smoke": 0.08, "gathers": 0.2, "hybrid": 0.35, "triton": 0.04, "saturation": 0.25,
-          "profile": 0.22, "throughput": 0.25, "frames": 0.17, "flags": 0.3,
-          "main": 0.15, "pallas": 0.06, "others": 0.25, "population": 0.05,
-          "ppo": 0.33, "resets": 0.2, "sweep": 0.3}
+SHARES = {"smoke": 0.08, "gathers": 0.2, "hybrid": 0.35, "triton": 0.04,
+          "saturation": 0.25, "profile": 0.22, "throughput": 0.25,
+          "frames": 0.17, "flags": 0.3, "main": 0.15, "pallas": 0.06,
+          "others": 0.25, "population": 0.05, "ppo": 0.33, "resets": 0.2,
+          "sweep": 0.3}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
 
@@ -730,59 +731,63 @@ def stage_main(results: Results, size: dict[str, Any],
                      "backend")}})
 
 
+def _resumable(results: Results, command: list[str], run_dir: pathlib.Path,
+               marker: str, seconds: float,
+               copies: dict[str, str]) -> None:
+    """Runs `command` (a training run writing to `run_dir`) until it ends
+    or `seconds` run out, with `--resume` when an earlier call on this
+    machine left `run_dir / marker`; then brings `run_dir`'s files
+    `copies` back under their new names."""
+    if (run_dir / marker).exists():
+        command = command + ["--resume"]
+    results.add({"command": " ".join(command[1:])})
+    begin = time.perf_counter()
+    try:
+        code = subprocess.run(command, timeout=max(seconds - 10, 5)
+                              ).returncode
+        results.add({"exit_code": code,
+                     "wall_s": round(time.perf_counter() - begin, 1)})
+    except subprocess.TimeoutExpired:
+        results.add({"stopped": "out of time",
+                     "wall_s": round(time.perf_counter() - begin, 1)})
+    for name, target in copies.items():
+        if (run_dir / name).exists():
+            shutil.copy(run_dir / name, results.path.parent / target)
+
+
 def stage_ppo(results: Results, size: dict[str, Any],
               seconds: float) -> None:
     """PPO on Pong until its time is up, resumed from its last checkpoint
     when an earlier call on this machine ran it; its metrics come back as
     they are written (one chunk of updates at a time)."""
-    out = results.path.parent
     run_dir = pathlib.Path("/tmp/jaxatari-gpu-ppo")
-    resume = ["--resume"] if (run_dir / "record.json").exists() else []
     command = [sys.executable, "-m", "jaxatari.agents.run", "pong",
                "--algo", "ppo", "--num-envs", str(size["ppo_envs"]),
                "--frames", str(size["ppo_frames"]), "--out", str(run_dir),
                "--checkpoint-every", str(size["ppo_chunk"]),
-               "--gif-steps", "0", "--no-progress", *resume] + [
+               "--gif-steps", "0", "--no-progress"] + [
                    arg for item in size["ppo_sets"] for arg in ("--set", item)]
-    results.add({"command": " ".join(command[1:])})
-    try:
-        subprocess.run(command, timeout=max(seconds - 10, 5))
-    except subprocess.TimeoutExpired:
-        results.add({"stopped": "out of time"})
-    for name, target in (("metrics.jsonl", "ppo_metrics.jsonl"),
-                         ("record.json", "ppo_record.json")):
-        if (run_dir / name).exists():
-            shutil.copy(run_dir / name, out / target)
+    _resumable(results, command, run_dir, "record.json", seconds,
+               {"metrics.jsonl": "ppo_metrics.jsonl",
+                "record.json": "ppo_record.json"})
 
 
 def stage_sweep(results: Results, size: dict[str, Any],
                 seconds: float) -> None:
     """A PBT sweep on Pong (#20: A2C members on the preset) as `jaxatari
-    sweep` runs it, chunk by chunk: its members' lines and record come
-    back as they are written, the wall time with them."""
-    out = results.path.parent
+    sweep` runs it, chunk by chunk: its members' lines (written after each
+    chunk) and record come back, the wall time with them."""
     run_dir = pathlib.Path("/tmp/jaxatari-gpu-sweep")
-    resume = ["--resume"] if (run_dir / "record.json").exists() or (
-        run_dir / "members.jsonl").exists() else []
     command = [sys.executable, "-m", "jaxatari.cli", "sweep", "pong",
                "--method", "pbt", "--algo", "a2c",
                "--members", str(size["sweep_members"]),
                "--num-envs", str(size["sweep_envs"]),
                "--frames", str(size["sweep_frames"]),
                "--generations", str(size["sweep_generations"]),
-               "--chunk", "1", "--out", str(run_dir), *resume]
-    results.add({"command": " ".join(command[3:])})
-    begin = time.perf_counter()
-    try:
-        subprocess.run(command, timeout=max(seconds - 10, 5), check=True)
-        results.add({"wall_s": round(time.perf_counter() - begin, 1)})
-    except subprocess.TimeoutExpired:
-        results.add({"stopped": "out of time",
-                     "wall_s": round(time.perf_counter() - begin, 1)})
-    for name, target in (("members.jsonl", "sweep_members.jsonl"),
-                         ("record.json", "sweep_record.json")):
-        if (run_dir / name).exists():
-            shutil.copy(run_dir / name, out / target)
+               "--chunk", "1", "--out", str(run_dir)]
+    _resumable(results, command, run_dir, "members.jsonl", seconds,
+               {"members.jsonl": "sweep_members.jsonl",
+                "record.json": "sweep_record.json"})
 
 
 def stage_population(results: Results, size: dict[str, Any],

@@ -16,6 +16,7 @@ Usage: python benchmarks/lowering.py --game pong --batches 4 64 256
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -77,7 +78,7 @@ def _consoles(game: str, batch: int, shared_board: bool = False):
 def frames(game: str, variant: str, batch: int, render: bool,
            repeats: int, shared_board: bool = False,
            shape: str | None = None, hlo: str | None = None,
-           gathers: bool = True) -> dict:
+           gathers: bool = True, digest: bool = False) -> dict:
     """Median seconds per frame of a batch, `variant` forced; with
     `shared_board` the batch shares one board (as an env's consoles do)
     instead of a copy each; `shape` is the accelerator's loop shape
@@ -85,7 +86,8 @@ def frames(game: str, variant: str, batch: int, render: bool,
     the compiled program's optimized HLO, whose instruction loop's
     launches a trip (`hlo_launches`) join the row. Without `gathers` the
     accelerator's loop draws for every console in place (shares of 1:
-    `lowering.GATHER_SHARES`).
+    `lowering.GATHER_SHARES`). With `digest` the row holds the final
+    state's `state_digest`, to compare two ways of running the frames.
 
     The frames are consecutive, each call's state donated to the next (so
     a console holds one state, not the three the H100's first timing
@@ -132,7 +134,24 @@ def frames(game: str, variant: str, batch: int, render: bool,
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,
             "xla_flags": os.environ.get("XLA_FLAGS", ""),
-            "backend": jax.default_backend(), "devices": jax.device_count()}
+            "backend": jax.default_backend(), "devices": jax.device_count(),
+            **({"frames_run": 1 + repeats, "digest": state_digest(state)}
+               if digest else {})}
+
+
+def state_digest(state) -> str:
+    """A fingerprint of a batch's whole state, computed on the device (a
+    weighted sum of each leaf's values, wrapping), so that two ways of
+    running the same frames can be compared without copying the state
+    back: equal states give equal digests."""
+    sums = []
+    for leaf in jax.tree.leaves(state):
+        words = jnp.asarray(leaf).astype(jnp.uint32).reshape(-1)
+        weights = jnp.arange(words.size, dtype=jnp.uint32) * jnp.uint32(
+            2654435761) + jnp.uint32(1)
+        sums.append(jnp.sum(words * weights, dtype=jnp.uint32))
+    values = np.asarray(jax.device_get(jnp.stack(sums)))
+    return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 
 
 def _instruction_loop_launches(step, args, path: str) -> dict:

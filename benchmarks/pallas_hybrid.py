@@ -45,14 +45,11 @@ import contextlib
 import functools
 import json
 import os
-import statistics
 import sys
-import time
 from typing import Any, Iterator
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxatari import cart, console, cpu6502, lowering, riot
 
@@ -262,8 +259,8 @@ def plain_run(board: console.Board, inputs: console.Inputs,
                   ram_block],
         out_specs=[lane_block, ram_block],
         input_output_aliases={4: 1}, interpret=interpret,
-        compiler_params=_compiler_params(interpret) if block == BLOCK
-        else None)(table, image, hot, lanes, ram)
+        compiler_params=_compiler_params(interpret, block))(
+            table, image, hot, lanes, ram)
     return _unpack(lanes, ram, state)
 
 
@@ -288,8 +285,8 @@ def hybrid_loop(loop, state: console.Console, running: jax.Array, *,
         state, count, at_event = plain_run(loop.board, loop.inputs, state,
                                            ready, count, steps, block,
                                            interpret)
-        running = running & ~state.cpu.jammed & (
-            count < console.INSTRUCTIONS_PER_UPDATE)
+        running = console._still_running(state, running,
+                                         jnp.zeros_like(running), count)
         stepping = running & (at_event | (state.log_count > 0))
         count, state, stepped, stop = console._accelerator_step(
             loop, (count, state, stepping, stop))
@@ -328,71 +325,36 @@ def hybrid(steps: int = STEPS, block: int = BLOCK, interpret: bool = False,
 
 def frames(game: str, batch: int, repeats: int, mode: str,
            steps: int = STEPS, gathers: bool = False) -> dict[str, Any]:
-    """Median seconds per undrawn frame of a batch on a shared board:
-    `mode` "hybrid" (this probe; `gathers` as `hybrid` takes it) or "xla"
-    (the accelerator's lowering, its draws gathered by default)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from lowering import _consoles
-    board, state, inputs = _consoles(game, batch, True)
+    """`benchmarks/lowering.py frames` of undrawn frames of a batch on a
+    shared board, with its final state's digest: `mode` "hybrid" (this
+    probe; `gathers` as `hybrid` takes it) or "xla" (the accelerator's
+    lowering, its draws gathered by default)."""
+    import lowering as lowering_bench
     interpret = jax.default_backend() != "gpu"   # Pallas's interpreter
-    context = hybrid(steps, interpret=interpret, gathers=gathers) \
-        if mode == "hybrid" else lowering.forced(lowering.ACCELERATOR)
-    with context:
-        run = jax.jit(jax.vmap(lambda s, i: console.frame(
-            board, s, i, render=False)), donate_argnums=0)
-        begin = time.perf_counter()
-        state = jax.block_until_ready(run(state, inputs))
-        first = time.perf_counter() - begin
-        times = []
-        for _ in range(repeats):
-            begin = time.perf_counter()
-            state = jax.block_until_ready(run(state, inputs))
-            times.append(time.perf_counter() - begin)
-    seconds = statistics.median(times)
     hybrid_only = lambda value: value if mode == "hybrid" else None
-    digest = state_digest(state)
-    return {"benchmark": "pallas_hybrid", "game": game, "mode": mode,
-            "batch": batch, "steps": hybrid_only(steps),
-            "gathers": hybrid_only(gathers),
-            "interpret": hybrid_only(interpret),
-            "first_call_s": round(first, 2), "seconds_per_frame": seconds,
-            "frames_per_s": batch / seconds, "frames_run": 1 + repeats,
-            "digest": digest, "backend": jax.default_backend()}
-
-
-def state_digest(state: console.Console) -> str:
-    """A fingerprint of a batch's whole state, computed on the device (a
-    weighted sum of each leaf's values, wrapping), so that two ways of
-    running the same frames can be compared without copying the state
-    back: equal states give equal digests."""
-    import hashlib
-    sums = []
-    for leaf in jax.tree.leaves(state):
-        words = jnp.asarray(leaf).astype(jnp.uint32).reshape(-1)
-        weights = jnp.arange(words.size, dtype=jnp.uint32) * jnp.uint32(
-            2654435761) + jnp.uint32(1)
-        sums.append(jnp.sum(words * weights, dtype=jnp.uint32))
-    values = np.asarray(jax.device_get(jnp.stack(sums)))
-    return hashlib.sha256(values.tobytes()).hexdigest()[:16]
+    context = hybrid(steps, interpret=interpret, gathers=gathers) \
+        if mode == "hybrid" else contextlib.nullcontext()
+    with context:
+        row = lowering_bench.frames(
+            game, lowering.ACCELERATOR, batch, False, repeats, True,
+            gathers=gathers if mode == "hybrid" else True, digest=True)
+    return {**row, "benchmark": "pallas_hybrid", "mode": mode,
+            "steps": hybrid_only(steps),
+            "gathers": gathers if mode == "hybrid" else row["gathers"],
+            "interpret": hybrid_only(interpret)}
 
 
 def compiled_for_h100(game: str, batch: int) -> dict[str, Any]:
-    """The hybrid frame compiled for an H100 without one (`gpu_aot`):
-    whether Triton lowers the kernel, and the compile's seconds."""
+    """The hybrid frame compiled for an H100 without one
+    (`gpu_aot.compile_frame`): whether Triton lowers the kernel, the
+    launches of a trip of its loop, and the compile's seconds."""
     import gpu_aot
-    from lowering import _consoles
-    board, state, inputs = _consoles(game, 1, True)   # shapes only
-    sharding = gpu_aot.gpu_sharding()
-    batched = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(
-        (batch,) + x.shape[1:], x.dtype, sharding=sharding), tree)
-    with hybrid():
-        step = jax.jit(jax.vmap(lambda s, i: console.frame(
-            board, s, i, render=False)))
-        lowered = step.lower(batched(state), batched(inputs))
-    begin = time.perf_counter()
-    text = lowered.compile().as_text()
-    seconds = time.perf_counter() - begin
     import hlo_launches
+    with hybrid():
+        compiled, seconds = gpu_aot.compile_frame(
+            game, batch, False, lowering.DEFAULT_LOOP_SHAPE,
+            gpu_aot.gpu_sharding(), gathers=False)
+    text = compiled.as_text()
     loops = hlo_launches.rows(text, lowering.INSTRUCTION_LOOP + "/while")
     return {"benchmark": "pallas_hybrid", "aot": "h100", "game": game,
             "batch": batch, "compile_s": round(seconds, 1),

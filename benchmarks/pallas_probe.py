@@ -66,13 +66,13 @@ RAM = 128
 TABLE = 256
 
 
-def _compiler_params(interpret: bool):
-    """Triton's parameters for a kernel of `BLOCK` consoles (a thread
+def _compiler_params(interpret: bool, block: int = BLOCK):
+    """Triton's parameters for a kernel of `block` consoles (a thread
     each), or None for Pallas's interpreter."""
     if interpret:
         return None
     from jax.experimental.pallas import triton as pallas_triton
-    return pallas_triton.CompilerParams(num_warps=BLOCK // 32)
+    return pallas_triton.CompilerParams(num_warps=max(1, block // 32))
 
 
 def _step(table_value: jax.Array, ram_value: jax.Array, pc: jax.Array,
