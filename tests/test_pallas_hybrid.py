@@ -84,3 +84,19 @@ def test_a_board_with_extras_is_refused():
         cart_ram=True))
     with pytest.raises(ValueError, match="plain carts only"):
         hybrid.check_board(board)
+
+
+def test_a_batch_the_block_does_not_divide_is_refused(pong):
+    board, state, inputs = pong
+    with pytest.raises(ValueError, match="multiple of the block"):
+        hybrid.plain_run(board, inputs, state, jnp.ones(BATCH, bool),
+                         jnp.zeros(BATCH, jnp.int32), 8, 3, True)
+
+
+def test_a_board_per_console_is_refused(pong):
+    board, state, inputs = pong
+    boards = jax.tree.map(lambda x: jnp.stack([x] * BATCH), board)
+    step = jax.vmap(lambda b, s, i: console.frame(b, s, i, False))
+    with hybrid.hybrid(block=BLOCK, interpret=True), \
+            pytest.raises(ValueError, match="one shared board"):
+        jax.eval_shape(step, boards, state, inputs)
