@@ -629,11 +629,12 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
 
 
 def _render_phase(loop: _Loop, start: tia.TIAState,
-                  frame_log: tia_log.FrameLog) -> tia.TIAState:
+                  frame_log: tia_log.FrameLog, render) -> tia.TIAState:
     """The frame's pixels: its TIA log replayed with pixels from the TIA
     as the loop found it (`tia_log`), one entry of every console per
-    step, for as many steps as the longest log. The loop carries only
-    the TIA and reads only the log and two board values."""
+    step, for as many steps as the longest log; if `render` (given as
+    data) is off, no step, and the TIA as the loop found it. The loop
+    carries only the TIA and reads only the log and two board values."""
     line_ends = loop.board.features.cosmic_lines
     lead = start.last_update.shape
     ystart, blanks = (jnp.broadcast_to(x, lead) for x in (
@@ -646,9 +647,11 @@ def _render_phase(loop: _Loop, start: tia.TIAState,
             replay = jax.vmap(replay)
         return replay(state, frame_log, ystart, blanks)
 
+    steps = jnp.max(frame_log.count)
+    if not tia.fixed(render):
+        steps = jnp.where(render, steps, 0)
     with jax.named_scope(lowering.RENDER_LOOP):
-        return lowering.counted_loop(jnp.max(frame_log.count), step, start,
-                                     lead)
+        return lowering.counted_loop(steps, step, start, lead)
 
 
 def _empty_log(state: Console) -> tia_log.FrameLog:
@@ -691,10 +694,8 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
         looped, stop = instruction_loop(loop, looped, ~state.cpu.jammed)
         if not after:
             return looped, stop
-        screen, written = tia.when_render(
-            render, lambda _: _screens(_render_phase(loop, start,
-                                                     looped.frame_log)),
-            lambda _: _screens(start), None)
+        screen, written = _screens(_render_phase(loop, start,
+                                                 looped.frame_log, render))
         return looped.replace(tia=looped.tia.replace(
             screen=screen, written=written), frame_log=None), stop
 
@@ -723,9 +724,16 @@ def _screens(drawn: tia.TIAState) -> tuple[jax.Array, jax.Array]:
 
 
 @functools.cache
-def _frame_program(render: bool | None):
+def _frame_program(render: bool | None, variant: str | None = None):
     """The frame as a `custom_vmap` function, with `render` fixed while
-    tracing (a Python bool) or taken as data (None)."""
+    tracing (a Python bool) or taken as data (None).
+
+    `variant`: the lowering variant being traced where it is called
+    (`lowering.tracing_variant`). A batching rule runs when its caller's
+    jaxpr is batched, which may be after that variant's branch has been
+    traced (a `per_backend` under `vmap` batches its branches' jaxprs
+    afterwards), so the rules trace as the variant they were called in.
+    """
     def pick(flag):
         return flag if render is None else render
 
@@ -748,13 +756,15 @@ def _frame_program(render: bool | None):
             flag = jnp.any(flag)
         axes = lambda tree: jax.tree.map(lambda b: 0 if b else None, tree)
         program = _batch_program(render, axes(board_batched),
-                                 axes(inputs_batched))
-        out = program(board, state, inputs, flag)
+                                 axes(inputs_batched), variant)
+        out = lowering.traced_as(variant, lambda: program(
+            board, state, inputs, flag))
         return out, jax.tree.map(lambda _: True, out)
     return one
 
 
-def _batch_program(render: bool | None, board_axes, inputs_axes):
+def _batch_program(render: bool | None, board_axes, inputs_axes,
+                   variant: str | None = None):
     """A batch's frame (`_run_frame` over a batch whose board and inputs
     leaves have the vmap axes `board_axes` and `inputs_axes`, 0 or None),
     as a `custom_vmap` function that a further `vmap` flattens into its
@@ -784,8 +794,10 @@ def _batch_program(render: bool | None, board_axes, inputs_axes):
                          jax.tree.map(lambda _: 0, state_batched))
         if flag_batched:
             flag = jnp.any(flag)
-        out = _batch_program(render, new_board_axes, new_inputs_axes)(
-            board, state, inputs, flag)
+        program = _batch_program(render, new_board_axes, new_inputs_axes,
+                                 variant)
+        out = lowering.traced_as(variant, lambda: program(
+            board, state, inputs, flag))
         out = jax.tree.map(
             lambda x: x.reshape((axis_size, size) + x.shape[1:]), out)
         return out, jax.tree.map(lambda _: True, out)
@@ -812,7 +824,8 @@ def frame(board: Board, state: Console, inputs: Inputs,
     Returns:
         The console state at the frame's end.
     """
-    program = _frame_program(bool(render) if tia.fixed(render) else None)
+    program = _frame_program(bool(render) if tia.fixed(render) else None,
+                             lowering.tracing_variant())
     return program(board, state, inputs, jnp.asarray(render))
 
 

@@ -62,8 +62,8 @@ from flax import struct
 from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
-from jaxatari import (boot_cache, console, games, palette, reset_carry,
-                      system_rng, tia)
+from jaxatari import (boot_cache, console, games, lowering, palette,
+                      reset_carry, system_rng, tia)
 from jaxatari.ale_sequences import (ConsoleDriver, load_rom,
                                     reset_game)
 from jaxatari.settings import check_settings
@@ -266,12 +266,28 @@ def console_frame(board: console.Board, controls: Controls,
     return console.frame(board, machine, inputs, render), paddles
 
 
-_shared_console_frame = jax.jit(console_frame, static_argnums=(6,))
-"""`console_frame`, traced once per board features and `render`: on the
-host (the boot), one compiled program serves all boards of the same
-features; inside a traced step, JAX reuses its jaxpr, so a new env or
-wrapper costs no new trace of the console (about 15 s on this machine,
-most of a step's trace)."""
+def _console_frame_as(board: console.Board, controls: Controls,
+                      machine: console.Console, paddles: jax.Array,
+                      action: jax.Array, buttons: jax.Array, render: bool,
+                      variant: str | None):
+    """`console_frame`; `variant` (static) is the lowering variant being
+    traced where it is called (`lowering.tracing_variant`: inside one
+    branch of a `per_backend`, else None), so that the jit cache keeps a
+    trace per variant."""
+    del variant
+    return console_frame(board, controls, machine, paddles, action,
+                         buttons, render)
+
+
+_shared_console_frame = jax.jit(_console_frame_as, static_argnums=(6, 7))
+"""`console_frame`, traced once per board features, `render` and the
+lowering variant being traced: on the host (the boot), one compiled
+program serves all boards of the same features; inside a traced step,
+JAX reuses its jaxpr, so a new env or wrapper costs no new trace of the
+console (about 15 s on this machine, most of a step's trace). A frame
+traced in the CPU's branch of a step (`AtariEnv._frames_apart`) holds
+the CPU's loop alone: the variant in the key keeps it from a caller that
+lowers for both."""
 
 
 COSMIC_ARK_GAMES = frozenset({"journey_escape"})
@@ -347,7 +363,7 @@ class AtariEnv:
 
     # ------------------------------------------------------------------ frames
     def _frame(self, state: EnvState, action: jax.Array, buttons: jax.Array,
-               difficulty: jax.Array, render: bool) -> EnvState:
+               difficulty: jax.Array, render: bool | jax.Array) -> EnvState:
         """One ALE frame: inputs, the console, then `RomSettings::step`.
 
         `buttons` is 0, 1 (RESET held) or 2 (SELECT held). Both parts are
@@ -357,10 +373,13 @@ class AtariEnv:
         jaxprs.
         """
         controls = self.controls._replace(difficulty=difficulty)
-        shared = (_shared_console_frame if isinstance(render, bool)
-                  else console_frame)   # a traced `render`: as data
-        machine, paddles = shared(self.board, controls, state.machine,
-                                  state.paddles, action, buttons, render)
+        args = (self.board, controls, state.machine, state.paddles, action,
+                buttons, render)
+        if isinstance(render, bool):
+            machine, paddles = _shared_console_frame(
+                *args, lowering.tracing_variant())
+        else:   # a traced `render`: as data
+            machine, paddles = console_frame(*args)
         return self._rules_frame(state, machine, paddles, buttons)
 
     def _after_frame(self, state: EnvState, machine: console.Console,
@@ -623,21 +642,12 @@ class AtariEnv:
         applied_actions = sticky_actions(
             key, state.action, ale_action, params.repeat_action_probability,
             params.frameskip)
-        # The frames before the pooled ones are not drawn: one scanned copy
-        # of the frame program serves them, whatever the frameskip, and
-        # one more the drawn ones.
         carry = (state, jnp.int32(0))
-        if params.frameskip > pooled:
-            carry, _ = jax.lax.scan(
-                lambda c, a: (self._skip_frame(c, a, params, False), None),
-                carry, applied_actions[:-pooled])
-
-        def drawn(carry, applied):
-            carry = self._skip_frame(carry, applied, params, True)
-            return carry, self.observation(carry[0], params)
-        (state, total), observations = jax.lax.scan(
-            drawn, carry, applied_actions[-pooled:])
-        obs = observations.max(axis=0)
+        (state, total), obs = lowering.per_backend(
+            cpu=lambda: self._frames_apart(carry, applied_actions, params,
+                                           pooled),
+            accelerator=lambda: self._frames_by_flag(
+                carry, applied_actions, params, pooled))
         terminated = state.terminal
         truncated = self._game_over(state, params) & ~terminated
         info = {"lives": state.lives,
@@ -646,9 +656,60 @@ class AtariEnv:
                 "applied_actions": applied_actions}
         return obs, state, total, terminated | truncated, info
 
+    def _frames_apart(self, carry: tuple[EnvState, jax.Array],
+                      applied_actions: jax.Array, params: EnvParams,
+                      pooled: int):
+        """A step's frames as two frame programs (the CPU's schedule): the
+        frames before the `pooled` ones are not drawn, one scanned copy of
+        the undrawn frame program serves them whatever the frameskip, and
+        a copy of the drawn one the pooled frames. Returns the carry and
+        the pooled frames' observations' elementwise maximum."""
+        if params.frameskip > pooled:
+            carry, _ = jax.lax.scan(
+                lambda c, a: (self._skip_frame(c, a, params, False), None),
+                carry, applied_actions[:-pooled])
+
+        def drawn(carry, applied):
+            carry = self._skip_frame(carry, applied, params, True)
+            return carry, self.observation(carry[0], params)
+        carry, observations = jax.lax.scan(drawn, carry,
+                                           applied_actions[-pooled:])
+        return carry, observations.max(axis=0)
+
+    def _frames_by_flag(self, carry: tuple[EnvState, jax.Array],
+                        applied_actions: jax.Array, params: EnvParams,
+                        pooled: int):
+        """A step's frames as one frame program, whether to draw a frame
+        given as data (an accelerator's schedule), as `_frames_apart`.
+
+        Compiled for an H100, a program with the frame loop once compiles
+        in about half the time of one with it twice (the drawn and the
+        undrawn frame programs; BENCHMARKS.md, "One frame program a
+        step"), and the loans of a GPU are short. The undrawn frames then
+        log their TIA writes as the drawn ones do (and the log is
+        dropped), and their render loop runs no step. The pooled
+        maximum is carried (observations are unsigned: 0 is the least).
+        """
+        first_drawn = params.frameskip - pooled
+
+        def frame(carry_and_pooled, index_and_action):
+            carry, pooled_obs = carry_and_pooled
+            index, applied = index_and_action
+            drawn = index >= first_drawn
+            carry = self._skip_frame(carry, applied, params, drawn)
+            obs = self.observation(carry[0], params)
+            pooled_obs = jnp.where(drawn, jnp.maximum(pooled_obs, obs),
+                                   pooled_obs)
+            return (carry, pooled_obs), None
+        shape = jax.eval_shape(self.observation, carry[0], params)
+        (carry, obs), _ = jax.lax.scan(
+            frame, (carry, jnp.zeros(shape.shape, shape.dtype)),
+            (jnp.arange(params.frameskip), applied_actions))
+        return carry, obs
+
     def _skip_frame(self, carry: tuple[EnvState, jax.Array],
                     applied: jax.Array, params: EnvParams,
-                    render: bool) -> tuple[EnvState, jax.Array]:
+                    render: bool | jax.Array) -> tuple[EnvState, jax.Array]:
         """One frame of a step: ALE emulates nothing once the game is over
         (or truncated), but the sticky action still changes."""
         state, total = carry

@@ -259,8 +259,19 @@ def _as(variant: str) -> Iterator[None]:
         _tracing.variant = previous
 
 
-def traced_as(variant: str, fn: Callable[[], T]) -> T:
-    """`fn()`, traced with `batch_conds()` answering for `variant`."""
+def tracing_variant() -> str | None:
+    """The variant being traced (inside `per_backend`'s branch or
+    `traced_as`), or None. A jitted function called in such a branch is
+    traced for that variant alone, so one shared by both branches must
+    take this as a static argument (part of its cache key)."""
+    return getattr(_tracing, "variant", None)
+
+
+def traced_as(variant: str | None, fn: Callable[[], T]) -> T:
+    """`fn()`, traced with `batch_conds()` answering for `variant` (None:
+    as the caller traces)."""
+    if variant is None:
+        return fn()
     with _as(variant):
         return fn()
 

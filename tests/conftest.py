@@ -64,6 +64,7 @@ hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE",
 LONGEST_FIRST = (
     "tests/test_reset_carry.py",
     "tests/test_lowering.py",
+    "tests/test_step_frames.py",
     "tests/console/test_parity_short.py",
     "tests/agents/test_atari.py",
     "tests/console/test_frame_vmap.py",

@@ -45,8 +45,9 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     loops = lowering.audit(_export_preset_step(None))
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     chunks = lowering.in_scope(loops, lowering.INSTRUCTION_CHUNKS)
-    # Two frame programs: frames drawn and not.
-    assert len(instruction) == 2 and len(chunks) == 2
+    # One frame program: whether a frame is drawn is data
+    # (`AtariEnv._frames_by_flag`).
+    assert len(instruction) == 1 and len(chunks) == 1
     for loop in instruction:
         assert loop.static_trip_count, loop
         assert loop.conditionals == 0, loop
@@ -69,7 +70,7 @@ def test_unrolled_write_slots_leave_no_loop_in_the_instruction_loop():
     with lowering.loop_shape("unrolled"):
         loops = lowering.audit(_export_preset_step(None))
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
-    assert len(instruction) == 2
+    assert len(instruction) == 1
     for loop in instruction:
         assert loop.static_trip_count and not loop.conditionals, loop
         assert not loop.whiles, loop
@@ -78,8 +79,9 @@ def test_unrolled_write_slots_leave_no_loop_in_the_instruction_loop():
 def test_cpu_lowering_keeps_its_batch_wide_conditionals():
     loops = lowering.audit(_export_preset_step(lowering.CPU))
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
-    assert instruction and all(not loop.static_trip_count
-                               for loop in instruction)
+    # Two frame programs: frames drawn and not (`AtariEnv._frames_apart`).
+    assert len(instruction) == 2 and all(not loop.static_trip_count
+                                         for loop in instruction)
     assert all(loop.conditionals >= 12 for loop in instruction), [
         loop.conditionals for loop in instruction]
 
@@ -311,3 +313,4 @@ def test_gather_shares_are_checked_and_apply_where_they_divide():
         assert lowering.gathered_share("collisions", 4) == 0    # too few
         assert lowering.gathered_share("collisions", 4098) == 0  # no fit
         assert lowering.gathered_share("writes", 4096) == 0     # in place
+

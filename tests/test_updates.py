@@ -101,7 +101,7 @@ def test_one_consoles_frame_loop_is_one_kernel():
     compiled = environment._shared_console_frame.lower(
         env.board, env.controls._replace(difficulty=jnp.int32(0)),
         state.machine, state.paddles, jnp.int32(0), jnp.int32(0),
-        True).compile()
+        True, None).compile()
     text = compiled.as_text()
     assert " scatter(" not in text
     assert text.count(" while(") == text.count("xla_cpu_small_call") > 0
