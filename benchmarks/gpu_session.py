@@ -158,7 +158,8 @@ short, and each stage has time for its compiles: the hybrid of a Pallas
 kernel and XLA first (`pallas_hybrid`, new: the design the next work
 hangs on), the gathered 4K frame (with the in-place one beside it),
 then the preset on Pong (77.6 s to
-compile on the H100), then where the gathered 64K frame's time goes
+compile on the H100 with its two frame programs; one since 51027d1, about
+half the compile for an H100 here), then where the gathered 64K frame's time goes
 (the fourth loan's profile was of the program before gathering).
 `population` needs a call of its own (`run --minutes 6 --stages
 population`, at once on the warm machine). `others`, `flags`, `frames`,

@@ -289,6 +289,11 @@ traced in the CPU's branch of a step (`AtariEnv._frames_apart`) holds
 the CPU's loop alone: the variant in the key keeps it from a caller that
 lowers for both."""
 
+_shared_flagged_frame = jax.jit(_console_frame_as, static_argnums=(7,))
+"""`_shared_console_frame` with `render` as data (`AtariEnv.
+_frames_by_flag`): a second step program of the same env reuses the
+first one's trace (5 s for Breakout's step on this machine)."""
+
 
 COSMIC_ARK_GAMES = frozenset({"journey_escape"})
 """Games ale-py ships that turn on Stella's Cosmic Ark motion (checked with
@@ -373,13 +378,11 @@ class AtariEnv:
         jaxprs.
         """
         controls = self.controls._replace(difficulty=difficulty)
-        args = (self.board, controls, state.machine, state.paddles, action,
-                buttons, render)
-        if isinstance(render, bool):
-            machine, paddles = _shared_console_frame(
-                *args, lowering.tracing_variant())
-        else:   # a traced `render`: as data
-            machine, paddles = console_frame(*args)
+        shared = (_shared_console_frame if isinstance(render, bool)
+                  else _shared_flagged_frame)   # a traced `render`: data
+        machine, paddles = shared(self.board, controls, state.machine,
+                                  state.paddles, action, buttons, render,
+                                  lowering.tracing_variant())
         return self._rules_frame(state, machine, paddles, buttons)
 
     def _after_frame(self, state: EnvState, machine: console.Console,
