@@ -132,6 +132,25 @@ def compile_preset_step(game: str, batch: int, shape: str,
     return compiled, time.perf_counter() - begin
 
 
+def compile_a2c_update(game: str, batch: int,
+                       sharding: jax.sharding.Sharding):
+    """One update of an A2C agent on the preset (`jaxatari.agents.a2c`,
+    `batch` envs: a rollout of the preset's steps, then the learning
+    step), as `jaxatari train` runs it, compiled for the GPU; and the
+    compile's seconds."""
+    from jaxatari.agents import a2c
+    from jaxatari.agents import envs as agent_envs
+    env, params = agent_envs.make_env(game)
+    config = a2c.A2CConfig(num_envs=batch, total_steps=10**6)
+    learner = a2c.make(config, agent_envs.unbatched(env), params)
+    state = jax.eval_shape(learner.init, jax.random.key(0),
+                           config.hparams())
+    lowered = jax.jit(learner.update).lower(_specs(state, sharding))
+    begin = time.perf_counter()
+    compiled = lowered.compile()
+    return compiled, time.perf_counter() - begin
+
+
 def _bytes_per_console(compiled, batch: int) -> dict:
     """XLA's buffer plan of `compiled`, in bytes per console: arguments,
     outputs and temporaries (outputs that alias donated arguments are
@@ -146,9 +165,10 @@ def main() -> None:
     parser.add_argument("--game", default="pong")
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--render", action="store_true")
-    parser.add_argument("--program", choices=("frame", "preset"),
-                        default="frame", help="a raw frame, or the "
-                        "preset's step (every loop reported)")
+    parser.add_argument("--program", choices=("frame", "preset", "a2c"),
+                        default="frame", help="a raw frame, the preset's "
+                        "step or an A2C update on the preset (every loop "
+                        "reported for the last two)")
     parser.add_argument("--loop-shapes", nargs="+",
                         default=sorted(lowering.LOOP_SHAPES),
                         choices=sorted(lowering.LOOP_SHAPES))
@@ -159,9 +179,13 @@ def main() -> None:
     args = parser.parse_args()
     sharding = gpu_sharding()
     for shape, gathers in itertools.product(args.loop_shapes, args.gathers):
-        if args.program == "preset":
-            compiled, seconds = compile_preset_step(args.game, args.batch,
-                                                    shape, sharding)
+        if args.program in ("preset", "a2c"):
+            with lowering.loop_shape(shape):
+                compiled, seconds = (
+                    compile_preset_step(args.game, args.batch, shape,
+                                        sharding)
+                    if args.program == "preset" else
+                    compile_a2c_update(args.game, args.batch, sharding))
         else:
             compiled, seconds = compile_frame(args.game, args.batch,
                                               args.render, shape, sharding,
@@ -173,7 +197,7 @@ def main() -> None:
                     f"{gathers}.txt")
             with open(os.path.join(args.hlo_dir, name), "w") as file:
                 file.write(text)
-        loops = hlo_launches.rows(text, "" if args.program == "preset"
+        loops = hlo_launches.rows(text, "" if args.program != "frame"
                                   else lowering.INSTRUCTION_LOOP + "/while")
         print(json.dumps({
             "program": args.program, "game": args.game, "batch": args.batch,
@@ -182,7 +206,7 @@ def main() -> None:
             "target": "H100 (deviceless)",
             "compile_s": round(seconds, 1),
             "bytes_per_console": _bytes_per_console(compiled, args.batch),
-            ("launches_per_trip" if args.program == "preset" else
+            ("launches_per_trip" if args.program != "frame" else
              "launches_per_instruction"): [r["per_trip"] for r in loops],
             "loops": loops}), flush=True)
 
