@@ -53,25 +53,26 @@ def test_a_step_gives_the_same_bits_as_one_frame_program_or_two():
 def test_a_shared_frame_traced_in_one_branch_is_kept_apart(monkeypatch):
     """A step traced for both backends puts the CPU's frames in the jit
     cache of `environment._shared_console_frame` with the CPU's loop
-    alone; a frame traced outside any branch must be traced anew, and a
-    second one must not be. (The console here is a stand-in that notes
-    the variant it is traced as.)"""
+    alone; `AtariEnv._frame` called outside any branch must trace anew,
+    and a second call must not. (The console is a stand-in that notes the
+    variant it is traced as, in a fresh jit cache.)"""
     from jaxatari import environment
     traced = []
 
     def console_frame(board, controls, machine, paddles, *_):
         traced.append(lowering.tracing_variant())
-        return machine + 1, paddles
+        return machine, paddles
 
     monkeypatch.setattr(environment, "console_frame", console_frame)
-    shared = jax.jit(environment._console_frame_as, static_argnums=(6, 7))
-    args = (None, None, jnp.int32(0), jnp.int32(0), jnp.int32(0),
-            jnp.int32(0), False)
+    monkeypatch.setattr(environment, "_shared_console_frame", jax.jit(
+        environment._console_frame_as, static_argnums=(6, 7)))
+    env = environment.AtariEnv("pong")
+    state = env.initial_state()
 
     def frame():
-        return shared(*args, lowering.tracing_variant())
+        return env._frame(state, jnp.int32(0), jnp.int32(0), jnp.int32(0),
+                          False)
 
     for variant in (lowering.CPU, None, lowering.ACCELERATOR, None):
-        assert (lowering.traced_as(variant, frame) if variant
-                else frame())[0] == 1
+        jax.eval_shape(lambda: lowering.traced_as(variant, frame))
     assert traced == [lowering.CPU, None, lowering.ACCELERATOR]
