@@ -57,17 +57,20 @@ def test_a_shared_frame_traced_in_one_branch_is_kept_apart(monkeypatch):
     and a second call must not. (The console is a stand-in that notes the
     variant it is traced as, in a fresh jit cache.)"""
     from jaxatari import environment
+    env = environment.AtariEnv("pong")   # booted before the stand-in
+    state = env.initial_state()
     traced = []
 
     def console_frame(board, controls, machine, paddles, *_):
         traced.append(lowering.tracing_variant())
         return machine, paddles
 
+    def frame_as(*args):   # a function of its own: jit's trace cache is
+        return environment._console_frame_as(*args)   # the function's
+
     monkeypatch.setattr(environment, "console_frame", console_frame)
     monkeypatch.setattr(environment, "_shared_console_frame", jax.jit(
-        environment._console_frame_as, static_argnums=(6, 7)))
-    env = environment.AtariEnv("pong")
-    state = env.initial_state()
+        frame_as, static_argnums=(6, 7)))
 
     def frame():
         return env._frame(state, jnp.int32(0), jnp.int32(0), jnp.int32(0),
