@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxatari import environment, settings
-from jaxatari.environment import (PADDLE_CENTRE, PADDLE_DELTA, PADDLE_MAX,
-                                  PADDLE_MIN)
+from jaxatari import controls, environment, settings
+from jaxatari.controls import (PADDLE_CENTRE, PADDLE_DELTA, PADDLE_MAX,
+                               PADDLE_MIN)
 
 
 def _reachable_resistances() -> list[int]:
@@ -54,7 +54,7 @@ def test_reachable_resistances_cover_both_clips():
 
 def test_paddle_cycles_equals_stella_double_formula():
     rs = _reachable_resistances()
-    ours = np.asarray(environment.paddle_cycles(jnp.asarray(rs, jnp.int32)))
+    ours = np.asarray(controls.paddle_cycles(jnp.asarray(rs, jnp.int32)))
     wrong = [(r, int(c), _stella_cycles(r)) for r, c in zip(rs, ours)
              if int(c) != _stella_cycles(r)]
     assert not wrong, f"(resistance, jaxatari, Stella): {wrong}"
@@ -66,7 +66,7 @@ def test_paddle_cycles_equals_stella_over_the_whole_range():
     arithmetic, in the same order)."""
     rs = np.arange(PADDLE_MIN, PADDLE_MAX + 1)
     stella = (1.6 * rs.astype(np.float64) * 0.01e-6 * 1.19e6).astype(np.int64)
-    ours = np.asarray(environment.paddle_cycles(jnp.asarray(rs, jnp.int32)))
+    ours = np.asarray(controls.paddle_cycles(jnp.asarray(rs, jnp.int32)))
     wrong = rs[ours != stella]
     assert wrong.size == 0, f"first resistances that differ: {wrong[:5]}"
     assert all(stella[r - PADDLE_MIN] == _stella_cycles(int(r))
@@ -120,10 +120,10 @@ def test_make_applies_overrides_and_gym_names(no_boot):
 def test_switches_match_ale_swchb():
     """SWCHB: 0x3F by default; RESET clears bit 0, SELECT bit 1; the mode's
     difficulty sets bits 6 (left) and 7 (right)."""
-    assert int(environment.switches(0)) == 0x3F
-    assert int(environment.switches(0, reset=True)) == 0x3E
-    assert int(environment.switches(0, select=True)) == 0x3D
-    assert int(environment.switches(3)) == 0xFF
+    assert int(controls.switches(0)) == 0x3F
+    assert int(controls.switches(0, reset=True)) == 0x3E
+    assert int(controls.switches(0, select=True)) == 0x3D
+    assert int(controls.switches(3)) == 0xFF
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_action_index_out_of_range_is_noop():
     """ALE plays an illegal action as NOOP; so does an index out of range."""
     action_set = (0, 1, 3, 4)
     indices = jnp.asarray([0, 1, 2, 3, 4, 17, -1, -100, 2**20])
-    ale = np.asarray(environment.to_ale_action(action_set, indices))
+    ale = np.asarray(controls.to_ale_action(action_set, indices))
     assert ale.tolist() == [0, 1, 3, 4, 0, 0, 0, 0, 0]
 
 
@@ -147,7 +147,7 @@ def test_sticky_repeat_rate_is_the_probability():
     import jax
     keys = jax.random.split(jax.random.key(3), 25_000)
     applied = np.asarray(jax.vmap(
-        lambda k: environment.sticky_actions(k, 7, 2, 0.25, 4))(keys))
+        lambda k: controls.sticky_actions(k, 7, 2, 0.25, 4))(keys))
     # Frame i still shows the previous action iff all draws 0..i repeated.
     kept_first = (applied[:, 0] == 7).mean()
     n = applied.shape[0]
@@ -158,7 +158,7 @@ def test_sticky_repeat_rate_is_the_probability():
         rate = (applied[still, i] == 7).mean()
         assert abs(rate - 0.25) < 4 * np.sqrt(0.25 * 0.75 / still.sum())
     assert set(np.unique(applied)) == {2, 7}
-    never = np.asarray(environment.sticky_actions(keys[0], 7, 2, 0.0, 4))
+    never = np.asarray(controls.sticky_actions(keys[0], 7, 2, 0.0, 4))
     assert never.tolist() == [2, 2, 2, 2]
 
 
@@ -318,9 +318,9 @@ def test_swapped_ports_put_player_a_on_the_right_port():
     port: UPLEFT+FIRE pulls SWCHA bits 0 and 2 and presses INPT5."""
     paddles = jnp.full((2,), PADDLE_CENTRE, jnp.int32)
     upleftfire = jnp.int32(15)
-    normal = environment.controller_inputs(False, False, upleftfire, paddles,
+    normal = controls.controller_inputs(False, False, upleftfire, paddles,
                                            0x3F)
-    swapped = environment.controller_inputs(False, False, upleftfire,
+    swapped = controls.controller_inputs(False, False, upleftfire,
                                             paddles, 0x3F, swap_ports=True)
     assert int(normal.swcha) == 0xFF & ~(0x10 | 0x40)
     assert normal.fire.tolist() == [1, 0]
