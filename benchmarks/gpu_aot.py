@@ -132,7 +132,7 @@ def compile_preset_step(game: str, batch: int, shape: str,
     return compiled, time.perf_counter() - begin
 
 
-def compile_a2c_update(game: str, batch: int,
+def compile_a2c_update(game: str, batch: int, shape: str,
                        sharding: jax.sharding.Sharding):
     """One update of an A2C agent on the preset (`jaxatari.agents.a2c`,
     `batch` envs: a rollout of the preset's steps, then the learning
@@ -145,7 +145,8 @@ def compile_a2c_update(game: str, batch: int,
     learner = a2c.make(config, agent_envs.unbatched(env), params)
     state = jax.eval_shape(learner.init, jax.random.key(0),
                            config.hparams())
-    lowered = jax.jit(learner.update).lower(_specs(state, sharding))
+    with lowering.loop_shape(shape):
+        lowered = jax.jit(learner.update).lower(_specs(state, sharding))
     begin = time.perf_counter()
     compiled = lowered.compile()
     return compiled, time.perf_counter() - begin
@@ -179,13 +180,10 @@ def main() -> None:
     args = parser.parse_args()
     sharding = gpu_sharding()
     for shape, gathers in itertools.product(args.loop_shapes, args.gathers):
-        if args.program in ("preset", "a2c"):
-            with lowering.loop_shape(shape):
-                compiled, seconds = (
-                    compile_preset_step(args.game, args.batch, shape,
-                                        sharding)
-                    if args.program == "preset" else
-                    compile_a2c_update(args.game, args.batch, sharding))
+        if args.program != "frame":
+            whole = {"preset": compile_preset_step,
+                     "a2c": compile_a2c_update}[args.program]
+            compiled, seconds = whole(args.game, args.batch, shape, sharding)
         else:
             compiled, seconds = compile_frame(args.game, args.batch,
                                               args.render, shape, sharding,

@@ -629,7 +629,8 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
 
 
 def _render_phase(loop: _Loop, start: tia.TIAState,
-                  frame_log: tia_log.FrameLog, render) -> tia.TIAState:
+                  frame_log: tia_log.FrameLog,
+                  render: bool | jax.Array) -> tia.TIAState:
     """The frame's pixels: its TIA log replayed with pixels from the TIA
     as the loop found it (`tia_log`), one entry of every console per
     step, for as many steps as the longest log; if `render` (given as

@@ -242,7 +242,7 @@ def batch_conds() -> bool:
     """Whether the variant being traced skips rare work by batch-wide
     `lax.cond`s (the CPU's); outside `per_backend`, what the default
     backend would pick."""
-    variant = getattr(_tracing, "variant", None)
+    variant = tracing_variant()
     if variant is None:
         variant = _forced.value or (
             CPU if jax.default_backend() == "cpu" else ACCELERATOR)
@@ -251,7 +251,7 @@ def batch_conds() -> bool:
 
 @contextlib.contextmanager
 def _as(variant: str) -> Iterator[None]:
-    previous = getattr(_tracing, "variant", None)
+    previous = tracing_variant()
     _tracing.variant = variant
     try:
         yield
@@ -284,7 +284,7 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
     lowered and compiled. Inside a variant being traced (a `per_backend`
     within another's branch), that variant's own is traced alone.
     """
-    variant = _forced.value or getattr(_tracing, "variant", None)
+    variant = _forced.value or tracing_variant()
     if variant is not None:
         return traced_as(variant, cpu if variant == CPU else accelerator)
     return jax.lax.platform_dependent(
