@@ -24,15 +24,14 @@ files from `$OUT`).
 In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
-* `hybrid`: undrawn Pong frames with the plain instructions (ROM and
-  RIOT only) in one Pallas kernel and the rest in XLA's accelerator step
-  (`benchmarks/pallas_hybrid.py`, new since the fifth loan; exact in
-  Pallas's interpreter here, compiled for an H100 here) at 4K, the
-  accelerator's lowering at 4K and whether both end in the same state
-  (a digest computed on the GPU), the hybrid at 64K, then at 4K with XLA's
-  step gathering its draws.
-* `gathers`: raw undrawn Pong frames in the accelerator's lowering at
-  4K, the TIA's draws for every console in place (off) against for
+* `kernel`: undrawn Pong frames with the plain kernel in the
+  accelerator's loop (`jaxatari.plain_kernel`, the GPU's default since
+  the sixth loan measured its prototype at 4.0x XLA's loop at 4K), then
+  XLA's loop alone (its draws gathered), at 64K and then at 4K, each pair
+  with whether both ended in the same state (a digest computed on the
+  GPU).
+* `gathers`: raw undrawn Pong frames in XLA's accelerator loop alone
+  (no plain kernel) at 4K, the TIA's draws for every console in place (off) against for
   gathered consoles (on, the default since 2026-11-27:
   `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
   (1.28x gathered on an H200) and ran out of time at 4K, where the loop
@@ -41,17 +40,15 @@ In order (`DEFAULT_STAGES`):
   4K and 32K, with the loop shape `frames` found fastest at the batch
   nearest, until a call passes 30 s or a batch fails (out of memory),
   with the GPU's peak memory.
-* `profile`: one undrawn frame at 64K under `jax.profiler` (gathered,
-  the default; the fourth loan profiled the program before): the kernels'
-  summed time against the call's wall time (how busy the launches keep
-  the GPU), the costliest kernels, the program's optimized HLO (for the
-  kernels' names) and the trace in `$OUT/profile.tar.gz` when it is
-  small enough to bring back.
-
 By name only (`--stages`; the fifth loan gave `others`, `flags` and
 `frames` too little time to compile, the fourth measured `triton` and
 `saturation`):
 
+* `profile`: one undrawn frame at 64K under `jax.profiler` (the plain
+  kernel's loop, the default): the kernels' summed time against the
+  call's wall time (how busy the launches keep the GPU), the costliest
+  kernels, the program's optimized HLO (for the kernels' names) and the
+  trace in `$OUT/profile.tar.gz` when it is small enough to bring back.
 * `others`: the preset on Breakout and Ms. Pac-Man at 4K (the second
   loan's), to compare with Pong's on an H100.
 * `flags`: `frames` at 4K with `packed` only, once with CUDA-graph
@@ -147,26 +144,20 @@ compile."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
-STAGES = ("smoke", "gathers", "hybrid", "triton", "frames", "main",
+STAGES = ("smoke", "gathers", "kernel", "triton", "frames", "main",
           "throughput", "profile", "saturation", "others", "flags", "pallas",
           "population", "sweep", "ppo", "resets")
-DEFAULT_STAGES = ("smoke", "hybrid", "gathers", "throughput", "profile")
-"""What `run` runs unless `--stages` says otherwise. The fifth loan (an
-H200, at 092e7bc) measured `gathers` at 64K (1.28x) and nothing else:
-every later stage ran out of its time while compiling. So the plan is
-short, and each stage has time for its compiles: the hybrid of a Pallas
-kernel and XLA first (`pallas_hybrid`, new: the design the next work
-hangs on), the gathered 4K frame (with the in-place one beside it),
-then the preset on Pong (77.6 s to
-compile on the H100 with its two frame programs; one since 51027d1, about
-half the compile for an H100 here), then where the gathered 64K frame's time goes
-(the fourth loan's profile was of the program before gathering).
-`population` needs a call of its own (`run --minutes 6 --stages
-population`, at once on the warm machine). `others`, `flags`, `frames`,
-`triton`, `saturation`, `main`, `pallas`, `ppo` and `resets` run by
-name."""
-SHARES = {"smoke": 0.08, "gathers": 0.2, "hybrid": 0.35, "triton": 0.04,
-          "saturation": 0.25, "profile": 0.22, "throughput": 0.25,
+DEFAULT_STAGES = ("smoke", "kernel", "throughput")
+"""What `run` runs unless `--stages` says otherwise. The sixth loan (an
+H200, at 33c5c74) measured two rows in 420 s: on the device a program
+compiles in 30 to 140 s, and every other stage ran out of its time while
+compiling. So the plan is two stages with time for their compiles: the
+plain kernel against XLA's loop (the design the next work hangs on),
+then the preset on Pong, where the kernel now runs. `population` needs a
+call of its own (`run --minutes 6 --stages population`, at once on the
+warm machine). The rest run by name."""
+SHARES = {"smoke": 0.08, "gathers": 0.2, "kernel": 0.5, "triton": 0.04,
+          "saturation": 0.25, "profile": 0.22, "throughput": 0.42,
           "frames": 0.17, "flags": 0.3, "main": 0.15, "pallas": 0.06,
           "others": 0.25, "population": 0.05, "ppo": 0.33, "resets": 0.2,
           "sweep": 0.3}
@@ -177,7 +168,7 @@ SIZES = {
     "full": {"name": "full", "pong_batches": [4096, 32768],
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
-             "gather_batches": [4096], "hybrid_batches": [4096, 65536],
+             "gather_batches": [4096], "kernel_batches": [65536, 4096],
              "saturation_batch": 262144, "saturation_floor": 131072,
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
@@ -191,7 +182,7 @@ SIZES = {
              "reset_batch": 4096, "semantics_lanes": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
-             "gather_batches": [4], "hybrid_batches": [128],
+             "gather_batches": [4], "kernel_batches": [8],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
@@ -500,33 +491,28 @@ def stage_gathers(results: Results, size: dict[str, Any],
         for gathers in (False, True):
             results.add({**lowering.frames(
                 "pong", "accelerator", batch, False, size["frame_repeats"],
-                True, None, None, gathers), **_memory()})
+                True, None, None, gathers, kernel="off"), **_memory()})
 
 
-def stage_hybrid(results: Results, size: dict[str, Any],
+def stage_kernel(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
-    """Undrawn Pong frames with the plain instructions in one Pallas kernel
-    and the rest in XLA's step (`benchmarks/pallas_hybrid.py`), XLA's step
-    drawing for every console at an event: at the first of
-    `size["hybrid_batches"]`, then the accelerator's lowering at that
-    batch with whether both ended in the same state (the digests of the
-    same frames from the same consoles), then the other batches, then the
-    first with the hybrid's draws gathered."""
-    probe = _benchmark("pallas_hybrid")
-    first, *others = size["hybrid_batches"]
+    """Undrawn Pong frames (`benchmarks/lowering.py frames`, a shared
+    board) with the plain kernel in the accelerator's loop (the GPU's
+    default, `jaxatari.plain_kernel`), then XLA's loop alone (its draws
+    gathered), at each of `size["kernel_batches"]`, with whether both
+    ended in the same state (the digests of the same frames from the
+    same consoles, computed on the device)."""
+    lowering = _benchmark("lowering")
     repeats = size["frame_repeats"]
-    hybrid = probe.frames("pong", first, repeats, "hybrid")
-    results.add({**hybrid, **_memory()})
-    xla = probe.frames("pong", first, repeats, "xla")
-    results.add({**xla, **_memory(),
-                 "same_state_as_hybrid": xla["digest"] == hybrid["digest"]})
-    for batch in others:
-        results.add({**probe.frames("pong", batch, repeats, "hybrid"),
-                     **_memory()})
-    gathered = probe.frames("pong", first, repeats, "hybrid", gathers=True)
-    results.add({**gathered, **_memory(),
-                 "same_state_as_hybrid": gathered["digest"]
-                 == hybrid["digest"]})
+    for batch in size["kernel_batches"]:
+        kernel = lowering.frames("pong", "accelerator", batch, False,
+                                 repeats, True, digest=True)
+        results.add({**kernel, **_memory()})
+        xla = lowering.frames("pong", "accelerator", batch, False, repeats,
+                              True, digest=True, kernel="off")
+        results.add({**xla, **_memory(),
+                     "same_state_as_kernel": xla["digest"]
+                     == kernel["digest"]})
 
 
 def stage_saturation(results: Results, size: dict[str, Any],
@@ -796,7 +782,7 @@ def stage_population(results: Results, size: dict[str, Any],
     """16 A2C members against one agent of 16x the envs."""
     population = _benchmark("population")
     for row in population.atari_cost("pong", size["members"],
-                                     size["envs_each"], 2, 2):
+                                     size["envs_each"], 1, 1):
         results.add(row)
 
 

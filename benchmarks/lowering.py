@@ -42,8 +42,8 @@ def audit(game: str, variant: str) -> dict:
     key = jax.random.key(0)
     _, state = env.reset(key, params)
     with lowering.forced(variant):
-        text = jax.export.export(jax.jit(env.step), platforms=["cuda"])(
-            key, state, jnp.zeros((2,), jnp.int32), params).mlir_module()
+        text = lowering.cuda_text(env.step, key, state,
+                                  jnp.zeros((2,), jnp.int32), params)
     loops = lowering.audit(text)
     inner = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     return {"measure": "audit", "game": game, "variant": variant,
@@ -78,7 +78,8 @@ def _consoles(game: str, batch: int, shared_board: bool = False):
 def frames(game: str, variant: str, batch: int, render: bool,
            repeats: int, shared_board: bool = False,
            shape: str | None = None, hlo: str | None = None,
-           gathers: bool = True, digest: bool = False) -> dict:
+           gathers: bool = True, digest: bool = False,
+           kernel: str = "gpu") -> dict:
     """Median seconds per frame of a batch, `variant` forced; with
     `shared_board` the batch shares one board (as an env's consoles do)
     instead of a copy each; `shape` is the accelerator's loop shape
@@ -88,6 +89,9 @@ def frames(game: str, variant: str, batch: int, render: bool,
     accelerator's loop draws for every console in place (shares of 1:
     `lowering.GATHER_SHARES`). With `digest` the row holds the final
     state's `state_digest`, to compare two ways of running the frames.
+    `kernel` is the plain kernel's mode (`lowering.PLAIN_KERNEL_MODES`:
+    by default on a GPU, in the accelerator's lowering; "off": XLA's loop
+    alone, its draws gathered or not).
 
     The frames are consecutive, each call's state donated to the next (so
     a console holds one state, not the three the H100's first timing
@@ -98,7 +102,7 @@ def frames(game: str, variant: str, batch: int, render: bool,
     shape = shape or lowering.DEFAULT_LOOP_SHAPE
     shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
     with lowering.forced(variant), lowering.loop_shape(shape), \
-            lowering.gather_shares(**shares):
+            lowering.gather_shares(**shares), lowering.plain_kernel(kernel):
         if shared_board:
             step = jax.jit(jax.vmap(
                 lambda s, i: console.frame(board, s, i, render)),
@@ -130,6 +134,8 @@ def frames(game: str, variant: str, batch: int, render: bool,
             "shared_board": shared_board,
             "loop_shape": shape if variant == lowering.ACCELERATOR
             else None, "gathers": gathers and variant == lowering.ACCELERATOR,
+            "plain_kernel": kernel if variant == lowering.ACCELERATOR
+            else None,
             **launches,
             "first_call_s": round(first, 2), "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,

@@ -104,8 +104,8 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxatari import cart as cartridge
-from jaxatari import (bus, cpu6502, dpc, lowering, riot, tia, tia_gather,
-                      tia_log, tia_rows, updates)
+from jaxatari import (bus, cpu6502, dpc, lowering, plain_kernel, riot, tia,
+                      tia_gather, tia_log, tia_rows, updates)
 from jaxatari.system_rng import (RAM_DRAWS, ResetInputs, reset_timer,
                                  system_draws)
 
@@ -557,15 +557,15 @@ def _still_running(state: Console, running: jax.Array, ends: jax.Array,
         instructions < INSTRUCTIONS_PER_UPDATE)
 
 
-def _accelerator_step(loop: _Loop, carry):
+def _accelerator_step(loop: _Loop, carry, gathered: bool = True):
     """One step of the accelerator's loop, for each console running: a
     Cosmic Ark line end if one is due (`_cosmic_lines`' work, one at a
     time), else one instruction. `count` is per console, of instructions
-    run. In a batch, the TIA draws for a few consoles gathered
-    (`tia_gather`): a console whose TIA writes are still logged, or whose
-    instruction may read a latch and was not chosen, waits."""
+    run. In a batch and if `gathered`, the TIA draws for a few consoles
+    gathered (`tia_gather`): a console whose TIA writes are still logged,
+    or whose instruction may read a latch and was not chosen, waits."""
     count, state, running, stop = carry
-    shares = {kind: 0 if loop.board_axes is None
+    shares = {kind: 0 if loop.board_axes is None or not gathered
               else lowering.gathered_share(kind, running.shape[0])
               for kind in lowering.GATHER_SHARES}
     ready = running & (state.log_count == 0)   # no writes pending
@@ -614,18 +614,54 @@ def _board_rows(loop: _Loop, size: int, *names: str) -> tuple:
 
 
 def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
-    """The accelerator's instruction loop: chunks of `lowering.CHUNK` steps
+    """The accelerator's instruction loop: chunks of `lowering.CHUNK` trips
     with a static trip count (consoles that finish inside one are masked),
     repeated while any console of the batch runs. No conditional inside,
-    and the predicate is read once a chunk."""
-    with jax.named_scope(lowering.INSTRUCTION_CHUNKS):
-        _, state, _, stop = lowering.chunked_while(
-            lambda c: loop.anywhere(c[2]),
-            lambda c: _accelerator_step(loop, c),
-            (jnp.zeros_like(running, jnp.int32), state, running,
-             jnp.zeros_like(running)), running.shape,
-            lowering.INSTRUCTION_LOOP)
-    return state, stop
+    and the predicate is read once a chunk. A trip is XLA's step, or for
+    a batch on one shared plain board where `lowering.with_plain_kernel`
+    says so, the plain kernel and then XLA's step (`_kernel_trip`)."""
+    def chunked(trip):
+        with jax.named_scope(lowering.INSTRUCTION_CHUNKS):
+            _, looped, _, stop = lowering.chunked_while(
+                lambda c: loop.anywhere(c[2]), trip,
+                (jnp.zeros_like(running, jnp.int32), state, running,
+                 jnp.zeros_like(running)), running.shape,
+                lowering.INSTRUCTION_LOOP)
+        return looped, stop
+
+    xla = lambda: chunked(lambda c: _accelerator_step(loop, c))
+    if not _kernel_runs(loop, running):
+        return xla()
+    return lowering.with_plain_kernel(
+        lambda interpret: chunked(functools.partial(_kernel_trip, loop,
+                                                    interpret)), xla)
+
+
+def _kernel_runs(loop: _Loop, running: jax.Array) -> bool:
+    """Whether the plain kernel can run the loop's batch: one batch axis,
+    one board shared by all (no board axis) and `plain_kernel.supports`."""
+    shared = loop.board_axes is not None and all(
+        axis is None for axis in jax.tree.leaves(
+            loop.board_axes, is_leaf=lambda x: x is None))
+    return shared and running.ndim == 1 and plain_kernel.supports(loop.board)
+
+
+def _kernel_trip(loop: _Loop, interpret: bool, carry):
+    """A trip of the kernel's loop: the plain kernel for the consoles
+    ready (no TIA writes waiting), then XLA's step, its draws in place,
+    for those at an event or with TIA writes to apply (gathering draws
+    would hold them there: 4,384 trips a Pong frame against 1,344)."""
+    count, state, running, stop = carry
+    ready = running & (state.log_count == 0)
+    state, count, at_event = plain_kernel.run(
+        loop.board, loop.inputs, state, ready, count,
+        INSTRUCTIONS_PER_UPDATE, block=plain_kernel.block_for(
+            running.shape[0]), interpret=interpret)
+    running = _still_running(state, running, jnp.zeros_like(running), count)
+    stepping = running & (at_event | (state.log_count > 0))
+    count, state, stepped, stop = _accelerator_step(
+        loop, (count, state, stepping, stop), gathered=False)
+    return count, state, jnp.where(stepping, stepped, running), stop
 
 
 def _render_phase(loop: _Loop, start: tia.TIAState,

@@ -292,6 +292,67 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
         default=lambda: traced_as(ACCELERATOR, accelerator))
 
 
+PLAIN_KERNEL_MODES = ("gpu", "interpret", "off")
+"""Where the accelerator's instruction loop runs a batch's plain
+instructions in one Pallas kernel (`plain_kernel`, `console`): "gpu" (the
+default) when lowered for a CUDA GPU, XLA's loop elsewhere; "interpret"
+everywhere, in Pallas's interpreter (tests, on the CPU); "off" nowhere.
+On an H200 the kernel's loop ran 4.0x XLA's (undrawn Pong frames at
+4,096 consoles, BENCHMARKS.md "the sixth loan")."""
+KERNEL_VARIABLE = "JAXATARI_PLAIN_KERNEL"
+
+
+def _checked_mode(mode: str, where: str) -> str:
+    if mode not in PLAIN_KERNEL_MODES:
+        raise ValueError(f"unknown plain-kernel mode {mode!r} ({where}); "
+                         f"choose one of {PLAIN_KERNEL_MODES}")
+    return mode
+
+
+_plain_kernel = jax.make_user_context(default_value=_checked_mode(
+    os.environ.get(KERNEL_VARIABLE) or "gpu", KERNEL_VARIABLE))
+
+
+@contextlib.contextmanager
+def plain_kernel(mode: str) -> Iterator[None]:
+    """Traces the accelerator's loop with the plain kernel's `mode`
+    (`PLAIN_KERNEL_MODES`); part of the jit cache key.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    with _plain_kernel(_checked_mode(mode, "lowering.plain_kernel")):
+        yield
+
+
+def with_plain_kernel(kernel: Callable[[bool], T],
+                      xla: Callable[[], T]) -> T:
+    """`kernel(interpret)` where the plain kernel's mode puts it (on a
+    CUDA GPU, or interpreted anywhere), `xla()` elsewhere; for "gpu" both
+    are traced (`jax.lax.platform_dependent`) and only the one for the
+    platform lowered."""
+    mode = _plain_kernel.value
+    if mode == "off":
+        return xla()
+    if mode == "interpret":
+        return kernel(True)
+    return jax.lax.platform_dependent(cuda=lambda: kernel(False),
+                                      default=xla)
+
+
+TRITON_CALL = "__gpu$xla.gpu.triton"
+"""The custom call a Pallas kernel lowers to for a CUDA GPU."""
+
+
+def cuda_text(fn: Callable, *args) -> str:
+    """`jax.jit(fn)(*args)`'s program lowered for a CUDA GPU without one
+    (`jax.export`), as MLIR text for `audit`; the plain kernel's Triton
+    call allowed (it has no compatibility guarantee across versions)."""
+    check = jax.export.DisabledSafetyCheck.custom_call(TRITON_CALL)
+    return jax.export.export(jax.jit(fn), platforms=["cuda"],
+                             disabled_checks=[check])(*args).mlir_module()
+
+
 PACKED_MAX = 32
 """The largest leaf `Packing` packs, in elements per console: the
 registers and counters. RAM, a screen or a log would be copied every

@@ -9,6 +9,13 @@ if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = (
         f"--xla_force_host_platform_device_count={os.cpu_count() or 1}")
 
+# The plain kernel (`lowering.PLAIN_KERNEL_MODES`) runs on a CUDA GPU
+# alone; on this CPU its default mode traces it only to prune it, about
+# 1.4 s a trace of the accelerator's frame. The tests that need it say
+# so (`tests/test_plain_kernel.py`, the CUDA lowering in
+# `tests/test_lowering.py`).
+os.environ.setdefault("JAXATARI_PLAIN_KERNEL", "off")
+
 
 def _pin_worker_to_a_core() -> None:
     """Under xdist with a worker per core, each worker keeps to one core.
@@ -76,7 +83,7 @@ LONGEST_FIRST = (
     # each): started last in collection order, they had one worker
     # finish about a minute after the other.
     "tests/population/test_sweep.py",
-    "tests/test_pallas_hybrid.py",
+    "tests/test_plain_kernel.py",
     "tests/population/test_distributed.py",
     "tests/agents/test_learning.py",
     "tests/test_tia_gather.py",

@@ -36,13 +36,18 @@ def _export_preset_step(variant: str | None) -> str:
     _, state = env.reset(key, params)
     action = jnp.zeros((2,), jnp.int32)
 
-    with lowering.forced(variant):   # None: per backend, as users get
-        return jax.export.export(jax.jit(env.step), platforms=["cuda"])(
-            key, state, action, params).mlir_module()
+    # None: per backend, with the plain kernel's default mode, as users
+    # get it (the suite turns the kernel off: tests/conftest.py)
+    with lowering.forced(variant), lowering.plain_kernel("gpu"):
+        return lowering.cuda_text(env.step, key, state, action, params)
 
 
 def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
-    loops = lowering.audit(_export_preset_step(None))
+    text = _export_preset_step(None)
+    loops = lowering.audit(text)
+    # The loop's plain instructions run in the Pallas kernel on a GPU
+    # (`plain_kernel`): one Triton call.
+    assert text.count(lowering.TRITON_CALL) == 1
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     chunks = lowering.in_scope(loops, lowering.INSTRUCTION_CHUNKS)
     # One frame program: whether a frame is drawn is data

@@ -1,0 +1,303 @@
+"""A batch's plain instructions in one Pallas kernel (the GPU's frame loop).
+
+XLA runs the accelerator's instruction loop (`console._accelerator_step`)
+as a few dozen kernel launches an emulated instruction, so a Pong frame of
+about 6,800 instructions is some 230,000 launches at 4,096 consoles. Most
+instructions need none of that machinery: about 4 in 5 of Pong's touch
+only the cartridge's ROM and the RIOT. This module runs those in one
+kernel, a thread a console.
+
+The state machine, for each console of a block (`run`):
+
+* **ready** (no TIA writes waiting, frame not over, under the cap): the
+  kernel executes the next instruction (`cpu6502.step`, unchanged) on a
+  bus whose ROM, hotspot table and RIOT RAM are refs, with the RIOT's own
+  timer and ports (`riot.read_io` / `riot.write_io`);
+* if the instruction made no **event** (an access to the TIA, or to a
+  cartridge hotspot), it lands: its registers and RIOT state are kept,
+  its RAM writes (held in `WRITE_SLOTS` slots until then) are stored, and
+  the console stays ready, for up to `steps` instructions;
+* if it made one, the kernel undoes it (registers selected back, RAM
+  writes dropped) and the console is **at an event**: its next instruction
+  is left to XLA's step, which runs the TIA and the bank switches;
+* the kernel ends when no console of its block is ready.
+
+The caller (`console._accelerator_loop`) alternates the kernel and XLA's
+step until no console runs. The bits are the CPU lowering's: every
+instruction the kernel keeps is one whose accesses `bus.step` would have
+made to ROM and RIOT alone (`tests/test_plain_kernel.py`, the kernel in
+Pallas's interpreter; the GPU's digest in BENCHMARKS.md).
+
+Limits (`supports`): one game's batch on a shared board, a cartridge
+without Superchip RAM, the DPC chip or Cosmic Ark's line ends.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxatari import cart, cpu6502, riot
+
+STEPS = 16
+"""Plain instructions a console may run per kernel call (Pong makes an
+event about every 5)."""
+BLOCK = 128
+"""Consoles per Pallas program on a GPU (a thread each, 4 warps)."""
+WRITE_SLOTS = 4
+"""RAM writes an instruction may make (the CPU's write calls)."""
+CPU_FIELDS = ("a", "x", "y", "sp", "pc", "p", "cycles", "jammed")
+RIOT_FIELDS = ("timer", "shift", "set_cycle", "interrupt_cycle",
+               "read_after_interrupt", "ddra", "ddrb")
+FIELDS = (tuple(f"cpu.{n}" for n in CPU_FIELDS)
+          + tuple(f"riot.{n}" for n in RIOT_FIELDS)
+          + ("data_bus", "last_read", "seg0", "seg1", "seg2", "seg3",
+             "bit13", "swcha", "swchb", "count", "ready", "at_event"))
+ROWS = 32
+"""The lane block's rows: `FIELDS`, padded to a power of 2 (Triton)."""
+
+
+def supports(board: Any) -> bool:
+    """Whether the kernel runs `board`'s cartridge: no Superchip RAM, DPC
+    chip or Cosmic Ark line ends (their accesses are not plain)."""
+    features = board.features
+    return not (features.cart_ram or features.dpc or features.cosmic_lines)
+
+
+class _RefRow:
+    """An opcode's row of `cpu6502.CONTROL_TABLE`, each column read
+    through the table's ref when indexed (`cpu6502.step`'s `control`)."""
+
+    def __init__(self, table_ref, opcode: jax.Array):
+        self.table_ref, self.opcode = table_ref, opcode
+
+    def __getitem__(self, column: int) -> jax.Array:
+        return self.table_ref[self.opcode, jnp.full_like(self.opcode,
+                                                         column)]
+
+
+def _pack(state, inputs, board, ready: jax.Array,
+          count: jax.Array) -> jax.Array:
+    """The lane rows (`FIELDS`) of a batch, int32[ROWS, B]."""
+    lead = ready.shape
+    rows = [getattr(state.cpu, n) for n in CPU_FIELDS]
+    rows += [getattr(state.riot, n) for n in RIOT_FIELDS]
+    rows += [state.data_bus, state.last_read]
+    rows += [state.segments[:, k] for k in range(4)]
+    rows += [board.cart.bit13_offset, inputs.swcha, inputs.swchb, count,
+             ready, jnp.zeros(lead, bool)]
+    rows = [jnp.broadcast_to(jnp.asarray(r).astype(jnp.int32), lead)
+            for r in rows]
+    pad = [jnp.zeros(lead, jnp.int32)] * (ROWS - len(rows))
+    return jnp.stack(rows + pad)
+
+
+def _unpack(lanes: jax.Array, ram: jax.Array, state):
+    """The batch's state, count and at-event flags from the lane rows."""
+    row = {name: lanes[k] for k, name in enumerate(FIELDS)}
+    like = lambda x, name: row[name].astype(x.dtype)
+    cpu = state.cpu.replace(**{n: like(getattr(state.cpu, n), f"cpu.{n}")
+                               for n in CPU_FIELDS})
+    riot_state = state.riot.replace(
+        ram=ram, **{n: like(getattr(state.riot, n), f"riot.{n}")
+                    for n in RIOT_FIELDS})
+    state = state.replace(cpu=cpu, riot=riot_state,
+                          data_bus=like(state.data_bus, "data_bus"),
+                          last_read=like(state.last_read, "last_read"))
+    return state, row["count"], row["at_event"] != 0
+
+
+def _decode(hot_ref, address: jax.Array):
+    """Where an access goes: (cartridge, RIOT, RIOT RAM, event)."""
+    in_cart = (address & 0x1000) != 0
+    in_riot = ~in_cart & ((address & 0x80) != 0)
+    event = (~in_cart & ~in_riot) | (in_cart
+                                     & (hot_ref[address & 0xFFF] != 0))
+    return in_cart, in_riot, (address & 0x0200) == 0, event
+
+
+def _rom_index(address: jax.Array, fixed: dict) -> jax.Array:
+    """The cartridge image's index of a ROM read (`cart`'s segments)."""
+    offset = address & 0xFFF
+    segment = offset >> 10
+    base = jnp.where(segment == 0, fixed["seg0"], jnp.where(
+        segment == 1, fixed["seg1"], jnp.where(
+            segment == 2, fixed["seg2"], fixed["seg3"])))
+    extra = jnp.where((address & 0x2000) == 0, fixed["bit13"], 0)
+    return jnp.clip(base + (offset & 0x3FF) + extra, 0,
+                    cart.IMAGE_SIZE - 1)   # XLA's gather clamps too
+
+
+def _kernel_bus(image_ref, hot_ref, ram_ref, lanes: jax.Array,
+                fixed: dict) -> cpu6502.Bus:
+    """`cpu6502.Bus` for the kernel: ROM and RIOT through refs, and an
+    event noted (not made) at any TIA or hotspot access."""
+    def read(bus_state, address, cycle, enabled):
+        address = address.astype(jnp.int32)
+        in_cart, in_riot, is_ram, event = _decode(hot_ref, address)
+        rom = image_ref[_rom_index(address, fixed)].astype(jnp.int32)
+        ram = ram_ref[lanes, address & 0x7F].astype(jnp.int32)
+        new_riot, io = riot.read_io(bus_state["riot"], address, cycle,
+                                    fixed["swcha"], fixed["swchb"],
+                                    enabled & in_riot & ~is_ram)
+        value = jnp.where(in_cart, rom, jnp.where(is_ram, ram, io))
+        return {**bus_state, "riot": new_riot,
+                "data_bus": jnp.where(enabled, value, bus_state["data_bus"]),
+                "last_read": bus_state["last_read"] | enabled,
+                "event": bus_state["event"] | (enabled & event)}, value
+
+    def write(bus_state, address, value, cycle, enabled):
+        address, value = address.astype(jnp.int32), value.astype(jnp.int32)
+        _, in_riot, is_ram, event = _decode(hot_ref, address)
+        to_ram = enabled & in_riot & is_ram
+        slot = bus_state["writes"]
+        new = (jnp.ones_like(address), address & 0x7F, value)
+        pending = [tuple(jnp.where(to_ram & (slot == k), n, o)
+                         for n, o in zip(new, old))
+                   for k, old in enumerate(bus_state["pending"])]
+        return {**bus_state, "pending": pending,
+                "writes": slot + to_ram.astype(jnp.int32),
+                "riot": riot.write_io(bus_state["riot"], address, value,
+                                      cycle, enabled & in_riot & ~is_ram),
+                "data_bus": jnp.where(enabled, value, bus_state["data_bus"]),
+                "last_read": bus_state["last_read"] & ~enabled,
+                "event": bus_state["event"] | (enabled & event)}
+
+    return cpu6502.Bus(read=read, write=write)
+
+
+def _kernel(table_ref, image_ref, hot_ref, lanes_ref, ram_in_ref,
+            lanes_out, ram_ref, *, steps: int, block: int, cap: int,
+            dtypes: dict) -> None:
+    """Up to `steps` plain instructions of each console of the block (the
+    module's state machine); the RAM is read and written in place
+    (`ram_ref` is the input's buffer, aliased)."""
+    del ram_in_ref
+    lanes = jnp.arange(block, dtype=jnp.int32)
+    row = {name: lanes_ref[k, :] for k, name in enumerate(FIELDS)}
+    fixed = {n: row[n] for n in ("seg0", "seg1", "seg2", "seg3", "bit13",
+                                 "swcha", "swchb")}
+    bus = _kernel_bus(image_ref, hot_ref, ram_ref, lanes, fixed)
+    cast = lambda name: row[name].astype(dtypes[name])
+    cpu = cpu6502.CPUState(**{n: cast(f"cpu.{n}") for n in CPU_FIELDS})
+    riot_state = riot.RIOTState(ram=None, **{
+        n: cast(f"riot.{n}") for n in RIOT_FIELDS})
+    carry = (cpu, riot_state, row["data_bus"], row["last_read"] != 0,
+             row["count"], row["ready"] != 0, jnp.zeros(block, bool))
+
+    def runs(carry):
+        cpu, _, _, _, count, ready, at_event = carry
+        return ready & ~at_event & ~cpu.jammed & (count < cap)
+
+    def more(looped):   # a max of ints: Triton lowers no `any`
+        k, carry = looped
+        return (k < steps) & (jnp.max(runs(carry).astype(jnp.int32)) > 0)
+
+    body = functools.partial(_kernel_step, table_ref, ram_ref, bus, lanes,
+                             runs)
+    _, (cpu, riot_state, data_bus, last_read, count, _, at_event) = \
+        jax.lax.while_loop(more, lambda looped: (looped[0] + 1,
+                                                 body(looped[1])),
+                           (jnp.int32(0), carry))
+    out = {**row, "data_bus": data_bus, "last_read": last_read,
+           "count": count, "at_event": at_event}
+    out.update({f"cpu.{n}": getattr(cpu, n) for n in CPU_FIELDS})
+    out.update({f"riot.{n}": getattr(riot_state, n) for n in RIOT_FIELDS})
+    for k, name in enumerate(FIELDS):
+        lanes_out[k, :] = out[name].astype(jnp.int32)
+
+
+def _kernel_step(table_ref, ram_ref, bus: cpu6502.Bus, lanes: jax.Array,
+                 runs, carry):
+    """One instruction of the block's consoles that run, kept only where
+    it made no event (its RAM writes landing then, in the bus's order)."""
+    cpu, riot_state, data_bus, last_read, count, ready, at_event = carry
+    run = runs(carry)
+    zero = jnp.zeros_like(lanes)
+    start = {"riot": riot_state, "data_bus": data_bus,
+             "last_read": last_read, "event": jnp.zeros_like(run),
+             "writes": zero, "pending": [(zero, zero, zero)] * WRITE_SLOTS}
+    new_cpu, after = cpu6502.step(
+        cpu, start, bus, run, control=lambda op: _RefRow(table_ref, op))
+    done = run & ~after["event"]
+    for on, address, value in after["pending"]:
+        old = ram_ref[lanes, address]
+        ram_ref[lanes, address] = jnp.where(done & (on != 0),
+                                            value.astype(old.dtype), old)
+    pick = lambda new, old: jax.tree.map(
+        lambda n, o: jnp.where(done, n, o), new, old)
+    return (pick(new_cpu, cpu), pick(after["riot"], riot_state),
+            pick(after["data_bus"], data_bus),
+            pick(after["last_read"], last_read),
+            count + done.astype(jnp.int32), ready,
+            at_event | (run & after["event"]))
+
+
+def block_for(batch: int, block: int = BLOCK) -> int:
+    """The consoles a Pallas program takes for a batch of `batch`: `block`,
+    or the smallest power of 2 that holds a smaller batch (Triton's block
+    shapes are powers of 2)."""
+    return min(block, 1 << max(0, (batch - 1).bit_length()))
+
+
+def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
+        count: jax.Array, cap: int, steps: int = STEPS, block: int = BLOCK,
+        interpret: bool = False) -> tuple[Any, jax.Array, jax.Array]:
+    """Up to `steps` plain instructions of each console `ready` of a batch
+    sharing `board`, in one kernel.
+
+    Args:
+        board: the batch's shared `console.Board` (`supports` it).
+        inputs: the batch's `console.Inputs` (ports), a row a console.
+        state: the batch's `console.Console`, a row a console.
+        ready: bool[B], the consoles that may run.
+        count: int32[B], instructions each console has run this frame.
+        cap: the instructions a console may run in a frame.
+        steps: the most instructions a console runs in this call.
+        block: consoles per Pallas program (a batch that it does not
+            divide is padded with consoles that do not run).
+        interpret: run in Pallas's interpreter (any backend) instead of
+            compiling with Triton (a GPU).
+
+    Returns:
+        The new state, the new count, and bool[B]: the consoles stopped
+        before an event (their state as before that instruction).
+    """
+    from jax.experimental import pallas as pl
+    batch = ready.shape[0]
+    padding = -batch % block
+    lanes = jnp.pad(_pack(state, inputs, board, ready, count),
+                    ((0, 0), (0, padding)))
+    ram = jnp.pad(state.riot.ram, ((0, padding), (0, 0)))
+    table = jnp.asarray(cpu6502.CONTROL_TABLE, jnp.int32)
+    hot = jnp.asarray(board.cart.hotspot_mask, jnp.int32)
+    dtypes = {f"cpu.{n}": getattr(state.cpu, n).dtype for n in CPU_FIELDS}
+    dtypes.update({f"riot.{n}": getattr(state.riot, n).dtype
+                   for n in RIOT_FIELDS})
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)
+    lane_block = pl.BlockSpec((ROWS, block), lambda i: (0, i))
+    ram_block = pl.BlockSpec((block, ram.shape[1]), lambda i: (i, 0))
+    kernel = functools.partial(_kernel, steps=steps, block=block, cap=cap,
+                               dtypes=dtypes)
+    lanes, ram = pl.pallas_call(
+        kernel, grid=(lanes.shape[1] // block,),
+        out_shape=[jax.ShapeDtypeStruct(lanes.shape, lanes.dtype),
+                   jax.ShapeDtypeStruct(ram.shape, ram.dtype)],
+        in_specs=[whole(table), whole(board.cart.image), whole(hot),
+                  lane_block, ram_block],
+        out_specs=[lane_block, ram_block],
+        input_output_aliases={4: 1}, interpret=interpret,
+        compiler_params=_compiler_params(interpret, block))(
+            table, board.cart.image, hot, lanes, ram)
+    return _unpack(lanes[:, :batch], ram[:batch], state)
+
+
+def _compiler_params(interpret: bool, block: int):
+    """Triton's parameters for a kernel of `block` consoles (a thread
+    each), or None in Pallas's interpreter."""
+    if interpret:
+        return None
+    from jax.experimental.pallas import triton as pallas_triton
+    return pallas_triton.CompilerParams(num_warps=max(1, block // 32))

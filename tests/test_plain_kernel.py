@@ -1,0 +1,130 @@
+"""`jaxatari.plain_kernel` in the accelerator's loop: frames whose plain
+instructions run in one Pallas kernel (here in Pallas's interpreter) and
+whose TIA and hotspot accesses run in XLA's step end in the CPU lowering's
+bits, drawn or not; and the loop takes the kernel only where it can."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxatari
+from jaxatari import console, lowering, plain_kernel
+
+BATCH = 6
+"""Not a power of 2: the kernel's block of 8 is padded with 2 consoles
+that do not run."""
+
+
+@pytest.fixture(scope="module")
+def pong():
+    """6 Pong consoles from its reset states, with varied joysticks."""
+    env, params = jaxatari.make("pong")
+    machines = params.reset_states.machine
+    count = jax.tree.leaves(machines)[0].shape[0]
+    state = jax.tree.map(lambda x: x[jnp.arange(BATCH) % count], machines)
+    inputs = console.Inputs(
+        swcha=jnp.asarray([0xFF, 0x7F, 0xBF] * 2, jnp.int32),
+        swchb=jnp.full(BATCH, 0x0B, jnp.int32),
+        fire=jnp.asarray([[0, 0], [1, 0], [0, 0]] * 2, jnp.int32),
+        paddle_needed=jnp.full((BATCH, 4), -2, jnp.int32))
+    return env.board, state, inputs
+
+
+def _frames(board, state, inputs, renders: tuple[bool, ...]):
+    for render in renders:
+        step = jax.jit(jax.vmap(
+            lambda s, i, render=render: console.frame(board, s, i, render)))
+        state = step(state, inputs)
+    return jax.device_get(state)
+
+
+RENDERS = (False, True)
+"""An undrawn frame, then a drawn one (its screen compared too)."""
+
+
+@pytest.mark.slow
+def test_kernel_frames_end_as_the_cpus(pong, monkeypatch):
+    """Two frames, the kernel in the loop, end in the CPU's lowering's
+    bits, and the kernel ran most of their instructions (Pong's frame is
+    about 6,800, 4 in 5 of them plain)."""
+    board, state, inputs = pong
+    with lowering.forced(lowering.CPU):
+        expected = _frames(board, state, inputs, RENDERS)
+    in_kernel = []
+    run = plain_kernel.run
+
+    def counted(board, inputs, state, ready, count, *args, **kwargs):
+        after = run(board, inputs, state, ready, count, *args, **kwargs)
+        jax.debug.callback(lambda n: in_kernel.append(int(n)),
+                           jnp.sum(after[1] - count))
+        return after
+    monkeypatch.setattr(plain_kernel, "run", counted)
+    with lowering.forced(lowering.ACCELERATOR), \
+            lowering.plain_kernel("interpret"):
+        got = _frames(board, state, inputs, RENDERS)
+    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(expected),
+                          jax.tree.leaves(expected), jax.tree.leaves(got)):
+        np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
+    assert sum(in_kernel) > BATCH * len(RENDERS) * 4_000, sum(in_kernel)
+
+
+def _primitives(jaxpr) -> set[str]:
+    """The names of every primitive in `jaxpr`, its sub-jaxprs included."""
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else [value]:
+                sub = getattr(sub, "jaxpr", sub)   # a ClosedJaxpr's
+                if hasattr(sub, "eqns"):
+                    names |= _primitives(sub)
+    return names
+
+
+def _frame_primitives(board, state, inputs, board_axis=None) -> set[str]:
+    frame = jax.vmap(lambda b, s, i: console.frame(b, s, i, False),
+                     in_axes=(board_axis, 0, 0))
+    with lowering.forced(lowering.ACCELERATOR):
+        return _primitives(jax.make_jaxpr(frame)(board, state,
+                                                 inputs).jaxpr)
+
+
+def test_the_gpu_mode_traces_the_kernel_for_cuda_alone(pong):
+    """By default the kernel is a `platform_dependent` branch (CUDA's);
+    "off" leaves it out."""
+    board, state, inputs = pong
+    with lowering.plain_kernel("gpu"):   # the default (not the suite's)
+        assert {"pallas_call", "platform_index"} <= _frame_primitives(
+            board, state, inputs)
+    with lowering.plain_kernel("off"):
+        assert "pallas_call" not in _frame_primitives(board, state, inputs)
+
+
+def test_a_board_per_console_or_a_cart_with_extras_runs_xla_alone(pong):
+    board, state, inputs = pong
+    boards = jax.tree.map(lambda x: jnp.stack([x] * BATCH), board)
+    with lowering.plain_kernel("interpret"):
+        assert "pallas_call" not in _frame_primitives(boards, state,
+                                                      inputs, 0)
+    superchip = board.replace(features=board.features._replace(
+        cart_ram=True))
+    assert not plain_kernel.supports(superchip)
+    assert plain_kernel.supports(board)
+    with lowering.plain_kernel("interpret"):
+        assert "pallas_call" not in _frame_primitives(superchip, state,
+                                                      inputs)
+        assert "pallas_call" in _frame_primitives(board, state, inputs)
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="unknown plain-kernel mode"):
+        with lowering.plain_kernel("triton"):
+            pass
+
+
+@pytest.mark.parametrize("batch, block", [(1, 1), (6, 8), (100, 128),
+                                          (4096, 128), (65536, 128)])
+def test_block_for(batch, block):
+    assert plain_kernel.block_for(batch) == block
