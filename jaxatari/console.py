@@ -551,8 +551,8 @@ def _kernel_trip(loop: _Loop, interpret: bool, carry):
     ready = running & (state.log_count == 0)
     state, count, at_event = plain_kernel.run(
         loop.board, loop.inputs, state, ready, count,
-        INSTRUCTIONS_PER_UPDATE, block=plain_kernel.block_for(
-            running.shape[0]), interpret=interpret)
+        INSTRUCTIONS_PER_UPDATE, steps=plain_kernel.STEPS,
+        block=plain_kernel.block_for(running.shape[0]), interpret=interpret)
     running = _still_running(state, running, jnp.zeros_like(running), count)
     stepping = running & (at_event | (state.log_count > 0))
     count, state, stepped, stop = _accelerator_step(
