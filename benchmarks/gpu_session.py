@@ -12,8 +12,9 @@ prepares here and runs one command there:
     # then, at once on the warm machine (its idle release is 30 s):
     #     run --minutes 6 --stages population   (timeout_s=380)
 
-`run` installs the carried wheels into a folder of /tmp (no network), then
-runs the stages below in order, each in its own process with its own
+`run` installs the carried wheels into a folder of /tmp (no network),
+adds `FUSION_AUTOTUNER_OFF` to XLA's flags where the device's XLA
+accepts it (`--autotune` keeps XLA's default), then runs the stages below in order, each in its own process with its own
 time limit (a share of `--minutes`, never past the deadline), so a
 crash or a hang costs one stage, not the session. Every stage appends
 JSON lines to `$OUT/results.jsonl` (each tagged with its stage) as it
@@ -141,6 +142,15 @@ FLAG_SETS = {
 Double buffering runs the instruction loop two trips a body: 59 launches
 for two instructions instead of 64 for an H100 (`gpu_aot`), at 1.5x the
 compile."""
+
+FUSION_AUTOTUNER_OFF = "--xla_gpu_experimental_enable_fusion_autotuner=false"
+"""What `run` adds to the stages' XLA flags unless `--autotune`. The sixth
+loan's programs compiled in 30 to 140 s on the H200, against 21 to 29 s
+for an H100's compile here, where XLA has no device to autotune on. XLA's
+fusion autotuner (on by default) compiles a fusion with both of its
+emitters and times them on the device; it is reported to multiply
+compile times (tue-bmd/zea#599). Each row carries its `xla_flags`, so the
+next loan's compiles compare with the sixth's (`first_call_s`)."""
 
 TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
@@ -331,9 +341,26 @@ def run(args: argparse.Namespace) -> None:
         return [sys.executable, str(pathlib.Path(__file__).resolve()),
                 "stage", stage, "--out", str(args.out), "--seconds",
                 str(int(seconds)), "--size", "tiny" if args.tiny else "full"]
+    env = stage_environment(site)
+    if not args.autotune:
+        env = _with_flag(env, FUSION_AUTOTUNER_OFF, args.out)
     minutes = args.minutes - (time.monotonic() - begin) / 60
-    run_stages(args.stages, minutes, args.out, command,
-               stage_environment(site))
+    run_stages(args.stages, minutes, args.out, command, env)
+
+
+def _with_flag(env: dict[str, str], flag: str,
+               out: pathlib.Path) -> dict[str, str]:
+    """`env` with `flag` added to its XLA flags if this jaxlib's XLA
+    accepts it (an unknown flag aborts every process), as a short probe
+    process tells; the probe's answer is a runner row."""
+    flags = f"{env.get('XLA_FLAGS', '')} {flag}".strip()
+    probe = subprocess.run(
+        [sys.executable, "-c", "import jax; jax.numpy.zeros(1).block_until_"
+         "ready()"], env={**env, "XLA_FLAGS": flags}, capture_output=True,
+        timeout=120)
+    accepted = probe.returncode == 0
+    Results(out, "runner").add({"xla_flag": flag, "accepted": accepted})
+    return {**env, "XLA_FLAGS": flags} if accepted else env
 
 
 # --------------------------------------------------------------------------
@@ -830,6 +857,8 @@ def main() -> None:
     go.add_argument("--tiny", action="store_true",
                     help="toy sizes: a check of the plan on any backend")
     go.add_argument("--no-install", action="store_true")
+    go.add_argument("--autotune", action="store_true",
+                    help="keep XLA's fusion autotuner (FUSION_AUTOTUNER_OFF)")
     one = verbs.add_parser("stage", help="one stage (run calls this)")
     one.add_argument("name", choices=STAGES)
     one.add_argument("--out", type=pathlib.Path, required=True)

@@ -89,3 +89,18 @@ def test_fastest_shape_is_taken_at_the_nearest_batch_measured(tmp_path):
     from jaxatari import lowering
     assert gpu_session._fastest_shape(tmp_path / "none.jsonl", 4096) == \
         lowering.DEFAULT_LOOP_SHAPE
+
+
+def test_a_flag_that_xla_refuses_is_left_out(tmp_path):
+    """An unknown XLA flag aborts every process, so the runner adds its
+    flag only after a probe process accepted it."""
+    import os
+    env = {**os.environ, "XLA_FLAGS": ""}
+    assert gpu_session._with_flag(env, "--xla_no_such_flag_zz=true",
+                                  tmp_path) == env
+    kept = gpu_session._with_flag(env, gpu_session.FUSION_AUTOTUNER_OFF,
+                                  tmp_path)
+    assert kept["XLA_FLAGS"] == gpu_session.FUSION_AUTOTUNER_OFF
+    rows = [json.loads(line) for line in
+            (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [row["accepted"] for row in rows] == [False, True]
