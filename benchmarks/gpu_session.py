@@ -14,9 +14,10 @@ prepares here and runs one command there:
 
 `run` installs the carried wheels into a folder of /tmp (no network),
 adds `FUSION_AUTOTUNER_OFF` to XLA's flags where the device's XLA
-accepts it (`--autotune` keeps XLA's default), then runs the stages below in order, each in its own process with its own
-time limit (a share of `--minutes`, never past the deadline), so a
-crash or a hang costs one stage, not the session. Every stage appends
+accepts it (`--autotune` keeps XLA's default), then runs the stages
+below in order, each in its own process with its own time limit (a
+share of `--minutes`, never past the deadline), so a crash or a hang
+costs one stage, not the session. Every stage appends
 JSON lines to `$OUT/results.jsonl` (each tagged with its stage) as it
 measures; the processes' output goes to `$OUT/log.txt`; HLO dumps and the
 trace come back as `.tar.gz` files (the device tool returns at most 8
