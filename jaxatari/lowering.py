@@ -298,7 +298,9 @@ instructions in one Pallas kernel (`plain_kernel`, `console`): "gpu" (the
 default) when lowered for a CUDA GPU, XLA's loop elsewhere; "interpret"
 everywhere, in Pallas's interpreter (tests, on the CPU); "off" nowhere.
 On an H200 the kernel's loop ran 4.0x XLA's (undrawn Pong frames at
-4,096 consoles, BENCHMARKS.md "the sixth loan")."""
+4,096 consoles, BENCHMARKS.md "the sixth loan"). A program with the
+kernel exported for CUDA (`jax.export`) must allow its Triton call, which
+has no compatibility guarantee across versions (`cuda_text` does)."""
 KERNEL_VARIABLE = "JAXATARI_PLAIN_KERNEL"
 
 
