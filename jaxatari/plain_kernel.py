@@ -19,7 +19,8 @@ The state machine, for each console of a block (`run`):
   the console stays ready, for up to `steps` instructions;
 * if it made one, the kernel undoes it (registers selected back, RAM
   writes dropped) and the console is **at an event**: its next instruction
-  is left to XLA's step, which runs the TIA and the bank switches;
+  is left to XLA's step, which runs the TIA, the bank switches and a
+  Superchip's RAM;
 * the kernel ends when no console of its block is ready.
 
 The caller (`console._accelerator_loop`) alternates the kernel and XLA's
@@ -29,7 +30,8 @@ made to ROM and RIOT alone (`tests/test_plain_kernel.py`, the kernel in
 Pallas's interpreter; the GPU's digest in BENCHMARKS.md).
 
 Limits (`supports`): one game's batch on a shared board, a cartridge
-without Superchip RAM, the DPC chip or Cosmic Ark's line ends.
+without the DPC chip or Cosmic Ark's line ends (Pitfall II and Journey
+Escape of ale-py's 104 ROMs). A Superchip cart's RAM ports are events.
 """
 from __future__ import annotations
 
@@ -59,11 +61,26 @@ ROWS = 32
 """The lane block's rows: `FIELDS`, padded to a power of 2 (Triton)."""
 
 
+CART_RAM_WINDOW = 0x100
+"""A Superchip cart's RAM ports: its offsets below this (writes below
+$080, reads from $080), events to the kernel, which holds no cart RAM."""
+
+
 def supports(board: Any) -> bool:
-    """Whether the kernel runs `board`'s cartridge: no Superchip RAM, DPC
-    chip or Cosmic Ark line ends (their accesses are not plain)."""
+    """Whether the kernel runs `board`'s cartridge: not the DPC chip (its
+    registers and clocked counters) nor Cosmic Ark's line ends (drawn
+    before any instruction)."""
     features = board.features
-    return not (features.cart_ram or features.dpc or features.cosmic_lines)
+    return not (features.dpc or features.cosmic_lines)
+
+
+def _events(board: Any) -> jax.Array:
+    """int32[4096], nonzero at the cart offsets whose access is an event:
+    its hotspots, and a Superchip's RAM ports."""
+    hot = jnp.asarray(board.cart.hotspot_mask, jnp.int32)
+    if board.features.cart_ram:
+        hot = jnp.where(jnp.arange(hot.shape[0]) < CART_RAM_WINDOW, 1, hot)
+    return hot
 
 
 class _RefRow:
@@ -272,7 +289,7 @@ def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
                     ((0, 0), (0, padding)))
     ram = jnp.pad(state.riot.ram, ((0, padding), (0, 0)))
     table = jnp.asarray(cpu6502.CONTROL_TABLE, jnp.int32)
-    hot = jnp.asarray(board.cart.hotspot_mask, jnp.int32)
+    hot = _events(board)
     dtypes = {f"cpu.{n}": getattr(state.cpu, n).dtype for n in CPU_FIELDS}
     dtypes.update({f"riot.{n}": getattr(state.riot, n).dtype
                    for n in RIOT_FIELDS})
