@@ -109,7 +109,7 @@ def measure_jaxatari(env: Any, params: Any, game: str, batch: int,
                      steps: int, repeats: int, budget: float) -> dict:
     """Median throughput of `rollout_program`."""
     import jax
-    from jaxatari import sharding
+    from jaxatari import lowering, sharding
     run, carry, compile_seconds = rollout_program(env, params, batch, steps)
 
     def call():
@@ -118,7 +118,8 @@ def measure_jaxatari(env: Any, params: Any, game: str, batch: int,
     return _result("jaxatari", game, batch, steps, times,
                    backend=jax.default_backend(),
                    devices=sharding.batch_mesh(batch).size,
-                   compile_seconds=round(compile_seconds, 1))
+                   compile_seconds=round(compile_seconds, 1),
+                   plain_kernel=lowering.plain_kernel_mode())
 
 
 def jaxatari_workload(game: str):

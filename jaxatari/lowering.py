@@ -327,13 +327,18 @@ def plain_kernel(mode: str) -> Iterator[None]:
         yield
 
 
+def plain_kernel_mode() -> str:
+    """The plain kernel's mode being traced (`PLAIN_KERNEL_MODES`)."""
+    return _plain_kernel.value
+
+
 def with_plain_kernel(kernel: Callable[[bool], T],
                       xla: Callable[[], T]) -> T:
     """`kernel(interpret)` where the plain kernel's mode puts it (on a
     CUDA GPU, or interpreted anywhere), `xla()` elsewhere; for "gpu" both
     are traced (`jax.lax.platform_dependent`) and only the one for the
     platform lowered."""
-    mode = _plain_kernel.value
+    mode = plain_kernel_mode()
     if mode == "off":
         return xla()
     if mode == "interpret":

@@ -136,10 +136,12 @@ def test_a_board_per_console_or_a_dpc_cart_runs_xla_alone(pong):
         assert "pallas_call" in _frame_primitives(board, state, inputs)
 
 
-def test_an_unknown_mode_is_refused():
+def test_an_unknown_mode_is_refused_and_a_known_one_is_read_back():
     with pytest.raises(ValueError, match="unknown plain-kernel mode"):
         with lowering.plain_kernel("triton"):
             pass
+    with lowering.plain_kernel("interpret"):
+        assert lowering.plain_kernel_mode() == "interpret"
 
 
 @pytest.mark.parametrize("batch, block", [(1, 1), (6, 8), (100, 128),
