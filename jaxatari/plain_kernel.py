@@ -13,8 +13,8 @@ The state machine, for each console of a block (`run`):
   kernel executes the next instruction (`cpu6502.step`, unchanged) on a
   bus whose ROM, hotspot table and RIOT RAM are refs, with the RIOT's own
   timer and ports (`riot.read_io` / `riot.write_io`);
-* if the instruction made no **event** (an access to the TIA, or to a
-  cartridge hotspot), it lands: its registers and RIOT state are kept,
+* if the instruction made no **event** (an access to the TIA, a
+  cartridge hotspot or a Superchip's RAM ports), it lands: its registers and RIOT state are kept,
   its RAM writes (held in `WRITE_SLOTS` slots until then) are stored, and
   the console stays ready, for up to `steps` instructions;
 * if it made one, the kernel undoes it (registers selected back, RAM
