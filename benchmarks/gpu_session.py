@@ -33,8 +33,8 @@ In order (`DEFAULT_STAGES`):
   with whether both ended in the same state (a digest computed on the
   GPU); then the kernel at 4K with 64 plain instructions a call, not 16.
 * `gathers`: raw undrawn Pong frames in XLA's accelerator loop alone
-  (no plain kernel) at 4K, the TIA's draws for every console in place (off) against for
-  gathered consoles (on, the default since 2026-11-27:
+  (no plain kernel) at 4K, the TIA's draws for every console in place
+  (off) against for gathered consoles (on, the default since 2026-11-27:
   `lowering.GATHER_SHARES`), back to back. The fifth loan measured 64K
   (1.28x gathered on an H200) and ran out of time at 4K, where the loop
   is launch-bound and gathering adds 2 launches an instruction.

@@ -79,11 +79,20 @@ T = TypeVar("T")
 ENVIRONMENT_VARIABLE = "JAXATARI_LOWERING"
 
 
+def _one_of(value: str, choices: tuple[str, ...], kind: str,
+            where: str) -> str:
+    """`value` if it is one of `choices`; else a ValueError naming the
+    `kind` of setting, where it came from and the choices."""
+    if value not in choices:
+        raise ValueError(f"unknown {kind} {value!r} ({where}); choose one "
+                         f"of {choices}")
+    return value
+
+
 def _checked(variant: str | None, where: str) -> str | None:
-    if variant not in VARIANTS + (None,):
-        raise ValueError(f"unknown lowering variant {variant!r} ({where}); "
-                         f"choose one of {VARIANTS}")
-    return variant
+    if variant is None:
+        return None
+    return _one_of(variant, VARIANTS, "lowering variant", where)
 
 
 _forced = jax.make_user_context(default_value=_checked(
@@ -304,15 +313,9 @@ has no compatibility guarantee across versions (`cuda_text` does)."""
 KERNEL_VARIABLE = "JAXATARI_PLAIN_KERNEL"
 
 
-def _checked_mode(mode: str, where: str) -> str:
-    if mode not in PLAIN_KERNEL_MODES:
-        raise ValueError(f"unknown plain-kernel mode {mode!r} ({where}); "
-                         f"choose one of {PLAIN_KERNEL_MODES}")
-    return mode
-
-
-_plain_kernel = jax.make_user_context(default_value=_checked_mode(
-    os.environ.get(KERNEL_VARIABLE) or "gpu", KERNEL_VARIABLE))
+_plain_kernel = jax.make_user_context(default_value=_one_of(
+    os.environ.get(KERNEL_VARIABLE) or "gpu", PLAIN_KERNEL_MODES,
+    "plain-kernel mode", KERNEL_VARIABLE))
 
 
 @contextlib.contextmanager
@@ -323,7 +326,8 @@ def plain_kernel(mode: str) -> Iterator[None]:
     Raises:
         ValueError: an unknown mode.
     """
-    with _plain_kernel(_checked_mode(mode, "lowering.plain_kernel")):
+    with _plain_kernel(_one_of(mode, PLAIN_KERNEL_MODES, "plain-kernel mode",
+                               "lowering.plain_kernel")):
         yield
 
 

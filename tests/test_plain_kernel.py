@@ -5,6 +5,7 @@ bits, drawn or not; and the loop takes the kernel only where it can."""
 from __future__ import annotations
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -95,11 +96,8 @@ def _primitives(jaxpr) -> set[str]:
     names = set()
     for eqn in jaxpr.eqns:
         names.add(eqn.primitive.name)
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else [value]:
-                sub = getattr(sub, "jaxpr", sub)   # a ClosedJaxpr's
-                if hasattr(sub, "eqns"):
-                    names |= _primitives(sub)
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            names |= _primitives(sub)
     return names
 
 
