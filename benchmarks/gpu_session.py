@@ -693,8 +693,8 @@ def stage_profile(results: Results, size: dict[str, Any],
     board, state, inputs = lowering._consoles("pong", batch, True)
     shape = _fastest_shape(results.path, batch)
     with variants.forced(variants.ACCELERATOR), variants.loop_shape(shape):
-        step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i))
-                       ).lower(state, inputs).compile()
+        step = jax.jit(jax.vmap(lambda s, i: console.frame(
+            board, s, i, render=False))).lower(state, inputs).compile()
         # the profiled program's own HLO, so the trace's kernel names read
         with gzip.open(results.path.parent / "profile_hlo.txt.gz",
                        "wt") as hlo:
@@ -715,11 +715,11 @@ def stage_profile(results: Results, size: dict[str, Any],
         wall = time.perf_counter() - begin
         jax.profiler.stop_trace()
     results.add({"batch": batch, "loop_shape": shape, "wall_s": wall,
-                 "traced": True})
+                 "render": False, "traced": True})
     summary = device_time(work / "trace", seconds=max(
         10.0, seconds - (time.monotonic() - started) - 15))
     results.add({"batch": batch, "loop_shape": shape, "wall_s": wall,
-                 "events": summary["events"],
+                 "render": False, "events": summary["events"],
                  "complete": summary["complete"],
                  "event_ms": summary["event_ms"],
                  "busy_fraction": summary["event_ms"] / 1e3 / wall})
