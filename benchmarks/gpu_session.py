@@ -8,9 +8,10 @@ prepares here and runs one command there:
 
     python benchmarks/gpu_session.py prepare     # here: .device/wheels
     # device tool: run(command="python3 benchmarks/gpu_session.py run
-    #     --minutes 7", carry=[".device"], timeout_s=440)
+    #     --minutes 7.5", carry=[".device"], timeout_s=470)
     # then, at once on the warm machine (its idle release is 30 s):
-    #     run --minutes 6 --stages population   (timeout_s=380)
+    #     run --minutes 5.5 --stages population saturation profile
+    #     (timeout_s=350)
 
 `run` installs the carried wheels into a folder of /tmp (no network),
 adds `FUSION_AUTOTUNER_OFF` to XLA's flags where the device's XLA
@@ -27,11 +28,13 @@ In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
 * `kernel`: undrawn Pong frames with the plain kernel in the
-  accelerator's loop (`jaxatari.plain_kernel`, the GPU's default since
-  the sixth loan measured its prototype at 4.0x XLA's loop at 4K), then
-  XLA's loop alone (its draws gathered), at 64K and then at 4K, each pair
-  with whether both ended in the same state (a digest computed on the
-  GPU); then the kernel at 4K with 64 plain instructions a call, not 16.
+  accelerator's loop (`jaxatari.plain_kernel`, the GPU's default: 89K
+  frames/s at 64K on the seventh loan, 3.3x XLA's loop, when it stopped
+  at every TIA access; it now queues TIA writes, and Pong takes 448 trips
+  a frame instead of 1,344), then XLA's loop alone (its draws gathered),
+  at 64K, with whether both ended in the same state (a digest computed on
+  the GPU); the kernel at 4K; then the kernel at 64K applying 8 and 2
+  queued writes a trip instead of 4 (`console.QUEUE_APPLIED`).
 * `gathers`: raw undrawn Pong frames in XLA's accelerator loop alone
   (no plain kernel) at 4K, the TIA's draws for every console in place
   (off) against for gathered consoles (on, the default since 2026-11-27:
@@ -47,7 +50,7 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
 `saturation`):
 
 * `profile`: one undrawn frame at 64K under `jax.profiler` (the plain
-  kernel's loop, the default): the kernels' summed time against the
+  kernel's loop, the default; the seventh loan's was drawn, by mistake): the kernels' summed time against the
   call's wall time (how busy the launches keep the GPU), the costliest
   kernels, the program's optimized HLO (for the kernels' names) and the
   trace in `$OUT/profile.tar.gz` when it is small enough to bring back.
@@ -81,10 +84,10 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   itself on random programs both ways (1,000 instructions, 4K CPUs:
   64 KiB of random memory each, drawn on the host). Timed on the H100.
 * `population`: 16 A2C members of 64 envs against one agent of 1,024 on
-  the preset, #20's GPU cost; its two compiles need a call of their own
-  (`run --minutes 6 --stages population`, at once on the warm machine:
-  the fourth loan's 54 s on a cold one and the fifth's 240 s on a warm
-  one printed nothing).
+  the preset, #20's GPU cost; its two compiles need the second call
+  (at once on the warm machine: the fourth loan's 54 s on a cold one and
+  the fifth's 240 s on a warm one printed nothing; the seventh measured
+  it in 162 s, 1.001x).
 * `sweep`: `jaxatari sweep pong --method pbt --algo a2c`, 16 members of
   64 envs, 4 generations of 4 updates (#20's "a PBT sweep on Pong"), its
   members' lines and record brought back; resumed by a later call on the
@@ -159,18 +162,17 @@ STAGES = ("smoke", "gathers", "kernel", "triton", "frames", "main",
           "throughput", "profile", "saturation", "others", "flags", "pallas",
           "population", "sweep", "ppo", "resets")
 DEFAULT_STAGES = ("smoke", "kernel", "throughput")
-"""What `run` runs unless `--stages` says otherwise. The sixth loan (an
-H200, at 33c5c74) measured two rows in 420 s: on the device a program
-compiles in 30 to 140 s, and every other stage ran out of its time while
-compiling. So the plan is two stages with time for their compiles: the
-plain kernel against XLA's loop (the design the next work hangs on),
-then the preset on Pong, where the kernel now runs. `population` needs a
-call of its own (`run --minutes 6 --stages population`, at once on the
-warm machine). The rest run by name."""
+"""What `run` runs unless `--stages` says otherwise. On the device a
+program compiles in 36 to 72 s (the seventh loan), so a call measures a
+few programs: first the plain kernel against XLA's loop (the design the
+next work hangs on), then the preset on Pong, where the kernel runs. A
+second call at once on the warm machine: `run --minutes 6 --stages
+population saturation profile` (the seventh loan ran them in calls of
+their own, in 162, 48 and 56 s). The rest run by name."""
 SHARES = {"smoke": 0.08, "gathers": 0.2, "kernel": 0.5, "triton": 0.04,
           "saturation": 0.25, "profile": 0.22, "throughput": 0.42,
           "frames": 0.17, "flags": 0.3, "main": 0.15, "pallas": 0.06,
-          "others": 0.25, "population": 0.05, "ppo": 0.33, "resets": 0.2,
+          "others": 0.25, "population": 0.5, "ppo": 0.33, "resets": 0.2,
           "sweep": 0.3}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
@@ -180,7 +182,7 @@ SIZES = {
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
              "gather_batches": [4096], "kernel_batches": [65536, 4096],
-             "kernel_steps": 64,
+             "kernel_applied": [8, 2],
              "saturation_batch": 262144, "saturation_floor": 131072,
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
@@ -194,7 +196,8 @@ SIZES = {
              "reset_batch": 4096, "semantics_lanes": 4096},
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
-             "gather_batches": [4], "kernel_batches": [8], "kernel_steps": 64,
+             "gather_batches": [4], "kernel_batches": [8, 4],
+             "kernel_applied": [8],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
@@ -527,41 +530,47 @@ def stage_kernel(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """Undrawn Pong frames (`benchmarks/lowering.py frames`, a shared
     board) with the plain kernel in the accelerator's loop (the GPU's
-    default, `jaxatari.plain_kernel`), then XLA's loop alone (its draws
-    gathered), at each of `size["kernel_batches"]`, with whether both
-    ended in the same state (the digests of the same frames from the
-    same consoles, computed on the device)."""
+    default, `jaxatari.plain_kernel`, TIA writes queued), then XLA's loop
+    alone (its draws gathered), at the first of `size["kernel_batches"]`,
+    with whether both ended in the same state (the digests of the same
+    frames from the same consoles, computed on the device); the kernel at
+    the other batches; then the kernel at the first batch with each of
+    `size["kernel_applied"]` queued writes applied a trip."""
     lowering = _benchmark("lowering")
     repeats = size["frame_repeats"]
-    for batch in size["kernel_batches"]:
-        kernel = lowering.frames("pong", "accelerator", batch, False,
-                                 repeats, True, digest=True)
-        results.add({**kernel, **_memory()})
-        xla = lowering.frames("pong", "accelerator", batch, False, repeats,
-                              True, digest=True, kernel="off")
-        results.add({**xla, **_memory(),
-                     "same_state_as_kernel": xla["digest"]
+    first, *others = size["kernel_batches"]
+    kernel = lowering.frames("pong", "accelerator", first, False, repeats,
+                             True, digest=True)
+    results.add({**kernel, **_memory()})
+    xla = lowering.frames("pong", "accelerator", first, False, repeats,
+                          True, digest=True, kernel="off")
+    results.add({**xla, **_memory(),
+                 "same_state_as_kernel": xla["digest"] == kernel["digest"]})
+    for batch in others:
+        results.add({**lowering.frames("pong", "accelerator", batch, False,
+                                       repeats, True, digest=True),
+                     **_memory()})
+    for applied in size["kernel_applied"]:
+        row = _kernel_applied(first, repeats, applied)
+        results.add({**row, **_memory(),
+                     "same_state_as_kernel": row["digest"]
                      == kernel["digest"]})
-    _kernel_steps(results, size["kernel_batches"][-1], repeats,
-                  size["kernel_steps"])
 
 
-def _kernel_steps(results: Results, batch: int, repeats: int,
-                  steps: int) -> None:
-    """The kernel's frames at `batch` with `steps` plain instructions a
-    console a kernel call (`plain_kernel.STEPS`, 16): on 8 Pong consoles
-    here 64 took 9.4% fewer trips a frame (1,216 against 1,344), but a
-    block's kernel runs until its longest run of plain instructions ends
-    or `steps`, so the GPU decides."""
-    from jaxatari import plain_kernel
+def _kernel_applied(batch: int, repeats: int, applied: int) -> dict:
+    """The kernel's frames at `batch` with `applied` queued TIA writes
+    applied a trip (`console.QUEUE_APPLIED`, 4): on 8 Pong consoles here
+    2, 4 and 8 took 672, 448 and 320 trips a frame, but each applied
+    write is a draw for every console, so the GPU decides."""
+    from jaxatari import console
     lowering = _benchmark("lowering")
-    default, plain_kernel.STEPS = plain_kernel.STEPS, steps
-    try:   # a new jitted function: traced with `steps`
+    default, console.QUEUE_APPLIED = console.QUEUE_APPLIED, applied
+    try:   # a new jitted function: traced with `applied`
         row = lowering.frames("pong", "accelerator", batch, False, repeats,
                               True, digest=True)
     finally:
-        plain_kernel.STEPS = default
-    results.add({**row, **_memory(), "kernel_steps": steps})
+        console.QUEUE_APPLIED = default
+    return {**row, "queue_applied": applied}
 
 
 def stage_saturation(results: Results, size: dict[str, Any],

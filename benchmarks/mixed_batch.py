@@ -1,5 +1,5 @@
 """Seconds per frame of a batch that mixes games, with and without the
-compacted TIA writes (`console._write_compacted`).
+compacted TIA writes (`tia_gather.write_compacted`).
 
 Workload: `jit(vmap(console.frame))` over `--copies` consoles of each of
 `--games`, one program for all (plain carts), every frame rendered, joystick

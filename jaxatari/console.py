@@ -87,7 +87,7 @@ up to four rows of pixels), and only about a fifth of a batch writes at
 any one instruction. A batch of more than 8 (of one game or several)
 therefore gathers the writing consoles, at most 3/8 of the batch at a
 time, draws for those only, and scatters their registers and screen rows
-back (`_write_compacted`), in the CPU's lowering. The accelerator's
+back (`tia_gather.write_compacted`), in the CPU's lowering. The accelerator's
 lowering has no loop to gather in: it cuts the batch into groups of
 consecutive consoles and each step draws for one console a group, the
 first that needs it (`lowering.GATHER_SHARES`: 1 in 4 for TIA writes, 1
@@ -105,7 +105,7 @@ from flax import struct
 
 from jaxatari import cart as cartridge
 from jaxatari import (bus, cpu6502, dpc, lowering, plain_kernel, riot, tia,
-                      tia_gather, tia_log, tia_rows, updates)
+                      tia_gather, tia_log, updates)
 from jaxatari.board import (  # noqa: F401 (console's API)
     Board, Features, board_for_format, cart_features, display_format,
     make_board, union_features, widen_board)
@@ -204,17 +204,21 @@ def _cosmic_lines(board, inputs, render, state, running, over, anywhere):
 
 
 def _write_logged(board: Board, inputs: Inputs, render, state: Console,
-                  k: jax.Array, waited: jax.Array, on: jax.Array):
+                  k: jax.Array, waited: jax.Array, on: jax.Array,
+                  stalled: bool = False):
     """Apply logged TIA write `k` if `on`; WSYNC stalls the CPU.
 
     A stall delays the instruction's later accesses too (`waited` is the
     stall so far): a JSR that pushes into WSYNC then VBLANK writes VBLANK
-    at the end of the line.
+    at the end of the line. `stalled`: the log is `plain_kernel`'s queue,
+    whose stalls are on the entries and the CPU's cycles already.
     """
     del inputs
     new_tia, wait, ends = tia.write(
         state.tia, *tia_gather.logged_write(state.log[k], waited),
         board.ystart, board.hmove_blanks, render, on)
+    if stalled:
+        return state.replace(tia=new_tia), waited, ends
     cpu = state.cpu.replace(cycles=state.cpu.cycles + wait)
     return state.replace(tia=new_tia, cpu=cpu), waited + wait, ends
 
@@ -248,18 +252,20 @@ def _per_console(batched):
     return over
 
 
-def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
+def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array,
+                      write_each=None):
     """Apply every running console's logged TIA writes, in order, and add
     them to the frame's log if it has one.
 
-    `loop.write_each(state, k, waited, on)` applies write `k` of the
-    consoles `on` (`_write_logged`, per console or compacted). The loop's
-    predicate is over the whole batch (`loop.anywhere`), so a batch loops
-    as long as its busiest console and no carry is selected.
+    `write_each(state, k, waited, on)` (default `loop.write_each`) applies
+    write `k` of the consoles `on` (`_write_logged`, per console or
+    compacted). The loop's predicate is over the whole batch
+    (`loop.anywhere`), so a batch loops as long as its busiest console
+    and no carry is selected.
     """
-    count = jnp.where(running,
-                      jnp.minimum(state.log_count, bus.MAX_TIA_WRITES), 0)
-    anywhere = loop.anywhere
+    slots = state.log.shape[-2]
+    count = jnp.where(running, jnp.minimum(state.log_count, slots), 0)
+    anywhere, write_each = loop.anywhere, write_each or loop.write_each
 
     def body(carry):
         k, state, waited, stop = carry
@@ -267,7 +273,7 @@ def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
             state = state.replace(frame_log=loop.over(_log_write)(
                 loop.board, loop.inputs, loop.render, state.frame_log,
                 state.log, k, waited, k < count))
-        state, waited, ends = loop.write_each(state, k, waited, k < count)
+        state, waited, ends = write_each(state, k, waited, k < count)
         return k + 1, state, waited, stop | ends
 
     k0 = jnp.zeros_like(count)
@@ -276,11 +282,10 @@ def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array):
         carry = jax.lax.while_loop(lambda c: anywhere(c[0] < count), body,
                                    carry)
     elif lowering.unrolled_write_slots():   # straight-line code
-        for _ in range(bus.MAX_TIA_WRITES):
+        for _ in range(slots):
             carry = body(carry)
     else:   # static trip count: no predicate for the host to wait on
-        carry = jax.lax.fori_loop(0, bus.MAX_TIA_WRITES,
-                                  lambda _, c: body(c), carry)
+        carry = jax.lax.fori_loop(0, slots, lambda _, c: body(c), carry)
     _, state, _, stop = carry
     return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
 
@@ -299,69 +304,12 @@ def _compacts(batched, pc: jax.Array) -> bool:
 
 
 def compacted_size(batch: int) -> int:
-    """How many consoles of a batch `_write_compacted` draws at once, or 0
-    to draw them all (small batches, where gathering costs more)."""
+    """How many consoles of a batch `tia_gather.write_compacted` draws at
+    once, or 0 to draw them all (small batches, where gathering costs
+    more)."""
     if batch < COMPACT_MIN_BATCH:
         return 0
     return -(-batch * 3 // 8)
-
-
-def _write_compacted(board: Board, board_axes, render, state: Console,
-                     k: jax.Array, waited: jax.Array, on: jax.Array):
-    """`_write_logged` for a batch, drawn only for the consoles `on`.
-
-    About a fifth of a batch of different games writes the TIA at an
-    instruction, yet a vmapped write draws (pixels and collisions) for
-    every console. Here up to `compacted_size` writing consoles are
-    gathered, drawn and scattered back, as often as it takes (usually
-    once); their rows go into the batch's screens by index
-    (`tia_rows.write_rows`).
-    """
-    size = on.shape[0]
-    chunk = compacted_size(size)
-    rows = state.tia.screen.shape[-2]
-    names = sorted(state.tia.regs)
-
-    def write_one(regs, entry, cycles, waited_k, ystart, blanks, valid):
-        drawn, wait, ends, writes = tia.write_registers(
-            tia.TIAState(regs=regs, screen=None, written=None),
-            *tia_gather.logged_write(entry, waited_k), ystart, blanks,
-            render, valid, rows)
-        return drawn.regs, wait, ends, writes
-
-    def gathered(carry):
-        state, waited, ends, todo = carry
-        index = jnp.nonzero(todo, size=chunk, fill_value=size)[0]
-        take = lambda x: x.at[index].get(mode="clip")
-        per_board = lambda x, axis: take(x) if axis == 0 else (
-            jnp.broadcast_to(x, (chunk,) + jnp.shape(x)))
-        packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
-        regs, wait, end, writes = jax.vmap(write_one)(
-            dict(zip(names, take(packed).T)),
-            take(state.log[jnp.arange(size), k]),
-            take(state.cpu.cycles), take(waited),
-            per_board(board.ystart, board_axes.ystart),
-            per_board(board.hmove_blanks, board_axes.hmove_blanks),
-            index < size)
-        packed = packed.at[index].set(
-            jnp.stack([regs[n] for n in names], axis=1), mode="drop")
-        screen, written = tia.when_render(
-            render, lambda sw: tia_rows.write_rows(*sw, index, writes),
-            lambda sw: sw, (state.tia.screen, state.tia.written))
-        machine_tia = tia.TIAState(
-            regs={n: packed[:, i] for i, n in enumerate(names)},
-            screen=screen, written=written)
-        cpu = state.cpu.replace(
-            cycles=state.cpu.cycles.at[index].add(wait, mode="drop"))
-        return (state.replace(tia=machine_tia, cpu=cpu),
-                waited.at[index].add(wait, mode="drop"),
-                ends | jnp.zeros_like(ends).at[index].set(end, mode="drop"),
-                todo.at[index].set(False, mode="drop"))
-
-    state, waited, ends, _ = jax.lax.while_loop(
-        lambda c: jnp.any(c[3]), gathered,
-        (state, waited, jnp.zeros_like(on), on))
-    return state, waited, ends
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
@@ -385,12 +333,15 @@ def _begin(board: Board, state: Console, render) -> Console:
 
 def _end(board: Board, state: Console, render, stop) -> Console:
     """Draw up to the last read and close the frame (partial if not
-    `stop`)."""
+    `stop`). The TIA write log, spent (`log_count` is 0 between
+    instructions), is cleared: where a loop queued its writes elsewhere
+    (`plain_kernel`) it holds other entries."""
     partial = ~stop
     drawn = tia.draw_to_last_read(state.tia, board.ystart, render)
     finished = tia.finish_frame(drawn, state.cpu.cycles, board.ystart,
                                 partial)
-    return state.replace(tia=finished, partial=partial)
+    return state.replace(tia=finished, partial=partial,
+                         log=jnp.zeros_like(state.log))
 
 
 class _Loop(NamedTuple):
@@ -516,21 +467,24 @@ def _accelerator_loop(loop: _Loop, state: Console, running: jax.Array):
     and the predicate is read once a chunk. A trip is XLA's step, or for
     a batch on one shared plain board where `lowering.with_plain_kernel`
     says so, the plain kernel and then XLA's step (`_kernel_trip`)."""
-    def chunked(trip):
+    def chunked(trip, queue=()):
         with jax.named_scope(lowering.INSTRUCTION_CHUNKS):
-            _, looped, _, stop = lowering.chunked_while(
+            looped = lowering.chunked_while(
                 lambda c: loop.anywhere(c[2]), trip,
                 (jnp.zeros_like(running, jnp.int32), state, running,
-                 jnp.zeros_like(running)), running.shape,
+                 jnp.zeros_like(running)) + queue, running.shape,
                 lowering.INSTRUCTION_LOOP)
-        return looped, stop
+        return looped[1], looped[3]
 
     xla = lambda: chunked(lambda c: _accelerator_step(loop, c))
     if not _kernel_runs(loop, running):
         return xla()
+    queue = (jnp.zeros(running.shape + (plain_kernel.QUEUE
+                                        * plain_kernel.ENTRY,), jnp.int32),
+             jnp.zeros_like(running, jnp.int32))
     return lowering.with_plain_kernel(
         lambda interpret: chunked(functools.partial(_kernel_trip, loop,
-                                                    interpret)), xla)
+                                                    interpret), queue), xla)
 
 
 def _kernel_runs(loop: _Loop, running: jax.Array) -> bool:
@@ -542,22 +496,54 @@ def _kernel_runs(loop: _Loop, running: jax.Array) -> bool:
     return shared and running.ndim == 1 and plain_kernel.supports(loop.board)
 
 
+QUEUE_APPLIED = 4
+"""Queued TIA writes of each console a trip of the kernel's loop applies
+(straight-line code, as the log's slots, each a draw for every console).
+Eight Pong consoles take 672, 448 and 320 trips a frame at 2, 4 and 8
+(1,344 when the kernel stopped at every TIA access); the GPU decides."""
+
+
 def _kernel_trip(loop: _Loop, interpret: bool, carry):
     """A trip of the kernel's loop: the plain kernel for the consoles
-    ready (no TIA writes waiting), then XLA's step, its draws in place,
-    for those at an event or with TIA writes to apply (gathering draws
-    would hold them there: 4,384 trips a Pong frame against 1,344)."""
-    count, state, running, stop = carry
+    ready, their TIA writes queued; up to `QUEUE_APPLIED` queued writes of
+    each console applied; then XLA's step, its draws in place, for those
+    at an event whose queue is empty (its draws in place: gathering them
+    held Pong at 4,384 trips a frame against 1,344, before the queue)."""
+    count, state, running, stop, queue, queued = carry
     ready = running & (state.log_count == 0)
-    state, count, at_event = plain_kernel.run(
-        loop.board, loop.inputs, state, ready, count,
+    state, count, at_event, queue, queued = plain_kernel.run(
+        loop.board, loop.inputs, state, ready, count, queue, queued,
         INSTRUCTIONS_PER_UPDATE, steps=plain_kernel.STEPS,
         block=plain_kernel.block_for(running.shape[0]), interpret=interpret)
-    running = _still_running(state, running, jnp.zeros_like(running), count)
-    stepping = running & (at_event | (state.log_count > 0))
+    state, queue, queued, ends = _apply_queued(loop, state, queue, queued)
+    waiting = queued > 0
+    running = _still_running(state, running, ends, count) | (
+        running & waiting)
+    stepping = running & ~waiting & (at_event | (state.log_count > 0))
     count, state, stepped, stop = _accelerator_step(
-        loop, (count, state, stepping, stop), gathered=False)
-    return count, state, jnp.where(stepping, stepped, running), stop
+        loop, (count, state, stepping, stop | ends), gathered=False)
+    return (count, state, jnp.where(stepping, stepped, running), stop,
+            queue, queued)
+
+
+def _apply_queued(loop: _Loop, state: Console, queue: jax.Array,
+                  queued: jax.Array):
+    """The first `QUEUE_APPLIED` of each console's queued TIA writes
+    applied, in order (`_apply_tia_writes`), and taken off its queue;
+    returns the state, the queue and its count, and which frames the
+    writes ended (none: a write that would end one is an event)."""
+    size, slots = queued.shape[0], plain_kernel.QUEUE
+    entries = queue.reshape(size, slots, plain_kernel.ENTRY)
+    applied = jnp.minimum(queued, QUEUE_APPLIED)
+    view = state.replace(log=entries[:, :QUEUE_APPLIED], log_count=applied)
+    queued_write = loop.over(functools.partial(_write_logged, stalled=True))
+    view, ends = _apply_tia_writes(
+        loop, view, queued > 0, lambda state, k, waited, on: queued_write(
+            loop.board, loop.inputs, loop.render, state, k, waited, on))
+    later = jnp.minimum(jnp.arange(slots) + applied[:, None], slots - 1)
+    entries = jnp.take_along_axis(entries, later[..., None], axis=1)
+    return (view.replace(log=state.log, log_count=state.log_count),
+            entries.reshape(queue.shape), queued - applied, ends)
 
 
 def _render_phase(loop: _Loop, start: tia.TIAState,
@@ -612,8 +598,9 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
         write_each = lambda state, k, waited, on: over(_write_logged)(
             board, inputs, loop_render, state, k, waited, on)
         if _compacts(batched, state.cpu.pc):
-            write_each = functools.partial(_write_compacted, board,
-                                           batched[0], loop_render)
+            write_each = functools.partial(
+                tia_gather.write_compacted, board, batched[0], loop_render,
+                compacted_size(state.cpu.pc.shape[0]))
         loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
                      write_each, None if batched is None else BATCH_AXIS,

@@ -1,37 +1,45 @@
-"""A batch's plain instructions in one Pallas kernel (the GPU's frame loop).
+"""A batch's instructions in one Pallas kernel, its TIA writes queued (the
+GPU's frame loop).
 
 XLA runs the accelerator's instruction loop (`console._accelerator_step`)
 as a few dozen kernel launches an emulated instruction, so a Pong frame of
 about 6,800 instructions is some 230,000 launches at 4,096 consoles. Most
 instructions need none of that machinery: about 4 in 5 of Pong's touch
-only the cartridge's ROM and the RIOT. This module runs those in one
-kernel, a thread a console.
+only the cartridge's ROM and the RIOT, and most of the rest only write the
+TIA. This module runs those in one kernel, a thread a console.
 
 The state machine, for each console of a block (`run`):
 
-* **ready** (no TIA writes waiting, frame not over, under the cap): the
-  kernel executes the next instruction (`cpu6502.step`, unchanged) on a
-  bus whose ROM, hotspot table and RIOT RAM are refs, with the RIOT's own
-  timer and ports (`riot.read_io` / `riot.write_io`);
-* if the instruction made no **event** (an access to the TIA, a
-  cartridge hotspot or a Superchip's RAM ports), it lands: its registers and RIOT state are kept,
-  its RAM writes (held in `WRITE_SLOTS` slots until then) are stored, and
-  the console stays ready, for up to `steps` instructions;
-* if it made one, the kernel undoes it (registers selected back, RAM
-  writes dropped) and the console is **at an event**: its next instruction
-  is left to XLA's step, which runs the TIA, the bank switches and a
-  Superchip's RAM;
+* **ready** (no TIA writes of XLA's waiting, frame not over, under the
+  cap): the kernel executes the next instruction (`cpu6502.step`,
+  unchanged) on a bus whose ROM, hotspot table and RIOT RAM are refs,
+  with the RIOT's own timer and ports (`riot.read_io` / `riot.write_io`);
+  its TIA writes are held, as `bus` logs them (address, value, cycle,
+  whether the access before was a read);
+* if the instruction made no **event** it lands: its registers and RIOT
+  state are kept, its RAM writes (held in `WRITE_SLOTS` slots until then)
+  are stored, its TIA writes join the console's **queue** (`QUEUE`
+  entries), each at its cycle after the WSYNC stalls before it, and the
+  CPU's cycles take the instruction's stalls (`tia.wsync_wait`, as
+  `console._write_logged` counts them); the console stays ready, for up to
+  `steps` instructions;
+* an event is a TIA read, a VSYNC write, a TIA write past the frame's
+  scanline limit (VSYNC's and those are the writes that can end a frame),
+  a TIA write the queue has no room for, a cartridge hotspot or a
+  Superchip's RAM ports: the kernel undoes the instruction (registers
+  selected back, writes dropped) and the console is **at an event**;
 * the kernel ends when no console of its block is ready.
 
-The caller (`console._accelerator_loop`) alternates the kernel and XLA's
-step until no console runs. The bits are the CPU lowering's: every
-instruction the kernel keeps is one whose accesses `bus.step` would have
-made to ROM and RIOT alone (`tests/test_plain_kernel.py`, the kernel in
-Pallas's interpreter; the GPU's digest in BENCHMARKS.md).
+The caller (`console._kernel_trip`) then applies the first few queued
+writes of each console (`tia.write`, in order: the TIA sees the same
+writes at the same clocks as in XLA's loop) and runs XLA's step for the
+consoles at an event whose queue is empty, and repeats until no console
+runs. The bits are the CPU lowering's (`tests/test_plain_kernel.py`, the
+kernel in Pallas's interpreter; the GPU's digest in BENCHMARKS.md).
 
 Limits (`supports`): one game's batch on a shared board, a cartridge
 without the DPC chip or Cosmic Ark's line ends (Pitfall II and Journey
-Escape of ale-py's 104 ROMs). A Superchip cart's RAM ports are events.
+Escape of ale-py's 104 ROMs).
 """
 from __future__ import annotations
 
@@ -41,11 +49,19 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxatari import cart, cpu6502, riot
+from jaxatari import cart, cpu6502, riot, tia
 
-STEPS = 16
-"""Plain instructions a console may run per kernel call (Pong makes an
-event about every 5)."""
+STEPS = 64
+"""Instructions a console may run per kernel call (Pong reads the TIA or
+makes another event about every 20)."""
+QUEUE = 16
+"""TIA writes a console may queue (`run`'s `queue`): an instruction whose
+writes would overflow it is an event."""
+ENTRY = 4
+"""A queued write's ints: address, value, CPU cycle (its stalls counted),
+whether the access before it was a read (`Console.log`'s entries)."""
+TIA_SLOTS = 3
+"""TIA writes an instruction may make (`bus.MAX_TIA_WRITES`)."""
 BLOCK = 128
 """Consoles per Pallas program on a GPU (a thread each, 4 warps)."""
 WRITE_SLOTS = 4
@@ -56,7 +72,8 @@ RIOT_FIELDS = ("timer", "shift", "set_cycle", "interrupt_cycle",
 FIELDS = (tuple(f"cpu.{n}" for n in CPU_FIELDS)
           + tuple(f"riot.{n}" for n in RIOT_FIELDS)
           + ("data_bus", "last_read", "seg0", "seg1", "seg2", "seg3",
-             "bit13", "swcha", "swchb", "count", "ready", "at_event"))
+             "bit13", "swcha", "swchb", "count", "ready", "at_event",
+             "frame_start", "late_clock", "queued"))
 ROWS = 32
 """The lane block's rows: `FIELDS`, padded to a power of 2 (Triton)."""
 
@@ -95,8 +112,8 @@ class _RefRow:
                                                          column)]
 
 
-def _pack(state, inputs, board, ready: jax.Array,
-          count: jax.Array) -> jax.Array:
+def _pack(state, inputs, board, ready: jax.Array, count: jax.Array,
+          queued: jax.Array) -> jax.Array:
     """The lane rows (`FIELDS`) of a batch, int32[ROWS, B]."""
     lead = ready.shape
     rows = [getattr(state.cpu, n) for n in CPU_FIELDS]
@@ -104,7 +121,8 @@ def _pack(state, inputs, board, ready: jax.Array,
     rows += [state.data_bus, state.last_read]
     rows += [state.segments[:, k] for k in range(4)]
     rows += [board.cart.bit13_offset, inputs.swcha, inputs.swchb, count,
-             ready, jnp.zeros(lead, bool)]
+             ready, jnp.zeros(lead, bool), state.tia.frame_start,
+             tia.frame_limit_clock(state.tia), queued]
     rows = [jnp.broadcast_to(jnp.asarray(r).astype(jnp.int32), lead)
             for r in rows]
     pad = [jnp.zeros(lead, jnp.int32)] * (ROWS - len(rows))
@@ -112,7 +130,8 @@ def _pack(state, inputs, board, ready: jax.Array,
 
 
 def _unpack(lanes: jax.Array, ram: jax.Array, state):
-    """The batch's state, count and at-event flags from the lane rows."""
+    """The batch's state, count, at-event flags and queued writes' count
+    from the lane rows."""
     row = {name: lanes[k] for k, name in enumerate(FIELDS)}
     like = lambda x, name: row[name].astype(x.dtype)
     cpu = state.cpu.replace(**{n: like(getattr(state.cpu, n), f"cpu.{n}")
@@ -123,16 +142,17 @@ def _unpack(lanes: jax.Array, ram: jax.Array, state):
     state = state.replace(cpu=cpu, riot=riot_state,
                           data_bus=like(state.data_bus, "data_bus"),
                           last_read=like(state.last_read, "last_read"))
-    return state, row["count"], row["at_event"] != 0
+    return state, row["count"], row["at_event"] != 0, row["queued"]
 
 
 def _decode(hot_ref, address: jax.Array):
-    """Where an access goes: (cartridge, RIOT, RIOT RAM, event)."""
+    """Where an access goes: (cartridge, RIOT, RIOT RAM, the TIA, a
+    cartridge event)."""
     in_cart = (address & 0x1000) != 0
     in_riot = ~in_cart & ((address & 0x80) != 0)
-    event = (~in_cart & ~in_riot) | (in_cart
-                                     & (hot_ref[address & 0xFFF] != 0))
-    return in_cart, in_riot, (address & 0x0200) == 0, event
+    hot = in_cart & (hot_ref[address & 0xFFF] != 0)
+    return (in_cart, in_riot, (address & 0x0200) == 0, ~in_cart & ~in_riot,
+            hot)
 
 
 def _rom_index(address: jax.Array, fixed: dict) -> jax.Array:
@@ -149,11 +169,12 @@ def _rom_index(address: jax.Array, fixed: dict) -> jax.Array:
 
 def _kernel_bus(image_ref, hot_ref, ram_ref, lanes: jax.Array,
                 fixed: dict) -> cpu6502.Bus:
-    """`cpu6502.Bus` for the kernel: ROM and RIOT through refs, and an
-    event noted (not made) at any TIA or hotspot access."""
+    """`cpu6502.Bus` for the kernel: ROM and RIOT through refs, TIA writes
+    held in the bus state's `tia` slots, and an event noted (not made) at
+    a TIA read, a VSYNC write or a hotspot access."""
     def read(bus_state, address, cycle, enabled):
         address = address.astype(jnp.int32)
-        in_cart, in_riot, is_ram, event = _decode(hot_ref, address)
+        in_cart, in_riot, is_ram, in_tia, hot = _decode(hot_ref, address)
         rom = image_ref[_rom_index(address, fixed)].astype(jnp.int32)
         ram = ram_ref[lanes, address & 0x7F].astype(jnp.int32)
         new_riot, io = riot.read_io(bus_state["riot"], address, cycle,
@@ -163,11 +184,13 @@ def _kernel_bus(image_ref, hot_ref, ram_ref, lanes: jax.Array,
         return {**bus_state, "riot": new_riot,
                 "data_bus": jnp.where(enabled, value, bus_state["data_bus"]),
                 "last_read": bus_state["last_read"] | enabled,
-                "event": bus_state["event"] | (enabled & event)}, value
+                "event": bus_state["event"] | (enabled & (in_tia | hot))
+                }, value
 
     def write(bus_state, address, value, cycle, enabled):
         address, value = address.astype(jnp.int32), value.astype(jnp.int32)
-        _, in_riot, is_ram, event = _decode(hot_ref, address)
+        _, in_riot, is_ram, in_tia, hot = _decode(hot_ref, address)
+        vsync = in_tia & ((address & 0x3F) == tia.VSYNC)
         to_ram = enabled & in_riot & is_ram
         slot = bus_state["writes"]
         new = (jnp.ones_like(address), address & 0x7F, value)
@@ -176,80 +199,129 @@ def _kernel_bus(image_ref, hot_ref, ram_ref, lanes: jax.Array,
                    for k, old in enumerate(bus_state["pending"])]
         return {**bus_state, "pending": pending,
                 "writes": slot + to_ram.astype(jnp.int32),
+                **_tia_written(bus_state, address, value, cycle,
+                               enabled & in_tia & ~vsync),
                 "riot": riot.write_io(bus_state["riot"], address, value,
                                       cycle, enabled & in_riot & ~is_ram),
                 "data_bus": jnp.where(enabled, value, bus_state["data_bus"]),
                 "last_read": bus_state["last_read"] & ~enabled,
-                "event": bus_state["event"] | (enabled & event)}
+                "event": bus_state["event"] | (enabled & (vsync | hot))}
 
     return cpu6502.Bus(read=read, write=write)
 
 
+def _tia_written(bus_state: dict, address: jax.Array, value: jax.Array,
+                 cycle: jax.Array, on: jax.Array) -> dict:
+    """The bus state's `tia` slots with a TIA write added if `on` (as
+    `bus` logs it: the access before it a read or not)."""
+    slot = bus_state["tia_writes"]
+    entry = (jnp.ones_like(address), address, value, cycle,
+             bus_state["last_read"].astype(jnp.int32))
+    held = [tuple(jnp.where(on & (slot == k), n, o) for n, o in
+                  zip(entry, old)) for k, old in enumerate(bus_state["tia"])]
+    return {"tia": held, "tia_writes": slot + on.astype(jnp.int32)}
+
+
 def _kernel(table_ref, image_ref, hot_ref, lanes_ref, ram_in_ref,
-            lanes_out, ram_ref, *, steps: int, block: int, cap: int,
-            dtypes: dict) -> None:
-    """Up to `steps` plain instructions of each console of the block (the
-    module's state machine); the RAM is read and written in place
-    (`ram_ref` is the input's buffer, aliased)."""
-    del ram_in_ref
+            queue_in_ref, lanes_out, ram_ref, queue_ref, *, steps: int,
+            block: int, cap: int, dtypes: dict) -> None:
+    """Up to `steps` instructions of each console of the block (the
+    module's state machine); the RAM and the TIA write queue are read and
+    written in place (`ram_ref` and `queue_ref` are the inputs' buffers,
+    aliased)."""
+    del ram_in_ref, queue_in_ref
     lanes = jnp.arange(block, dtype=jnp.int32)
     row = {name: lanes_ref[k, :] for k, name in enumerate(FIELDS)}
     fixed = {n: row[n] for n in ("seg0", "seg1", "seg2", "seg3", "bit13",
-                                 "swcha", "swchb")}
+                                 "swcha", "swchb", "frame_start",
+                                 "late_clock")}
     bus = _kernel_bus(image_ref, hot_ref, ram_ref, lanes, fixed)
     cast = lambda name: row[name].astype(dtypes[name])
     cpu = cpu6502.CPUState(**{n: cast(f"cpu.{n}") for n in CPU_FIELDS})
     riot_state = riot.RIOTState(ram=None, **{
         n: cast(f"riot.{n}") for n in RIOT_FIELDS})
     carry = (cpu, riot_state, row["data_bus"], row["last_read"] != 0,
-             row["count"], row["ready"] != 0, jnp.zeros(block, bool))
+             row["count"], row["ready"] != 0, jnp.zeros(block, bool),
+             row["queued"])
 
     def runs(carry):
-        cpu, _, _, _, count, ready, at_event = carry
+        cpu, _, _, _, count, ready, at_event, _ = carry
         return ready & ~at_event & ~cpu.jammed & (count < cap)
 
     def more(looped):   # a max of ints: Triton lowers no `any`
         k, carry = looped
         return (k < steps) & (jnp.max(runs(carry).astype(jnp.int32)) > 0)
 
-    body = functools.partial(_kernel_step, table_ref, ram_ref, bus, lanes,
-                             runs)
-    _, (cpu, riot_state, data_bus, last_read, count, _, at_event) = \
-        jax.lax.while_loop(more, lambda looped: (looped[0] + 1,
-                                                 body(looped[1])),
-                           (jnp.int32(0), carry))
+    body = functools.partial(_kernel_step, table_ref, ram_ref, queue_ref, bus,
+                             lanes, fixed, runs)
+    _, (cpu, riot_state, data_bus, last_read, count, _, at_event,
+        queued) = jax.lax.while_loop(
+            more, lambda looped: (looped[0] + 1, body(looped[1])),
+            (jnp.int32(0), carry))
     out = {**row, "data_bus": data_bus, "last_read": last_read,
-           "count": count, "at_event": at_event}
+           "count": count, "at_event": at_event, "queued": queued}
     out.update({f"cpu.{n}": getattr(cpu, n) for n in CPU_FIELDS})
     out.update({f"riot.{n}": getattr(riot_state, n) for n in RIOT_FIELDS})
     for k, name in enumerate(FIELDS):
         lanes_out[k, :] = out[name].astype(jnp.int32)
 
 
-def _kernel_step(table_ref, ram_ref, bus: cpu6502.Bus, lanes: jax.Array,
-                 runs, carry):
+def _kernel_step(table_ref, ram_ref, queue_ref, bus: cpu6502.Bus,
+                 lanes: jax.Array, fixed: dict, runs, carry):
     """One instruction of the block's consoles that run, kept only where
-    it made no event (its RAM writes landing then, in the bus's order)."""
-    cpu, riot_state, data_bus, last_read, count, ready, at_event = carry
+    it made no event: its RAM writes land then, in the bus's order, and its
+    TIA writes join the console's queue, their WSYNC stalls counted."""
+    cpu, riot_state, data_bus, last_read, count, ready, at_event, queued = \
+        carry
     run = runs(carry)
     zero = jnp.zeros_like(lanes)
     start = {"riot": riot_state, "data_bus": data_bus,
              "last_read": last_read, "event": jnp.zeros_like(run),
-             "writes": zero, "pending": [(zero, zero, zero)] * WRITE_SLOTS}
+             "writes": zero, "pending": [(zero, zero, zero)] * WRITE_SLOTS,
+             "tia_writes": zero, "tia": [(zero,) * 5] * TIA_SLOTS}
     new_cpu, after = cpu6502.step(
         cpu, start, bus, run, control=lambda op: _RefRow(table_ref, op))
-    done = run & ~after["event"]
+    entries, stall, late = _stalled(after["tia"], fixed)
+    written = after["tia_writes"]
+    done = run & ~after["event"] & ~late & (queued + written <= QUEUE)
     for on, address, value in after["pending"]:
         old = ram_ref[lanes, address]
         ram_ref[lanes, address] = jnp.where(done & (on != 0),
                                             value.astype(old.dtype), old)
+    for k, (on, entry) in enumerate(entries):
+        slot = jnp.minimum(queued + k, QUEUE - 1) * ENTRY
+        for j, x in enumerate(entry):
+            old = queue_ref[lanes, slot + j]
+            queue_ref[lanes, slot + j] = jnp.where(done & on, x, old)
+    new_cpu = new_cpu.replace(cycles=new_cpu.cycles
+                              + stall.astype(new_cpu.cycles.dtype))
     pick = lambda new, old: jax.tree.map(
         lambda n, o: jnp.where(done, n, o), new, old)
     return (pick(new_cpu, cpu), pick(after["riot"], riot_state),
             pick(after["data_bus"], data_bus),
             pick(after["last_read"], last_read),
             count + done.astype(jnp.int32), ready,
-            at_event | (run & after["event"]))
+            at_event | (run & ~done),
+            queued + jnp.where(done, written, 0))
+
+
+def _stalled(held: list, fixed: dict) -> tuple[list, jax.Array, jax.Array]:
+    """An instruction's TIA writes (the bus state's `tia` slots) as queue
+    entries, each at its cycle after the WSYNC stalls before it
+    (`tia.wsync_wait`, as `console._write_logged` counts them); the
+    instruction's whole stall; and whether a write falls past the frame's
+    scanline limit (`tia.frame_limit_clock`: it would end the frame, an
+    event)."""
+    stall = jnp.zeros_like(fixed["frame_start"])
+    late = jnp.zeros(stall.shape, bool)
+    entries = []
+    for on, address, value, cycle, last in held:
+        on, cycle = on != 0, cycle + stall
+        stall = stall + tia.wsync_wait(fixed["frame_start"], address & 0x3F,
+                                       cycle, last != 0, on)
+        late = late | (on & (cycle * 3 >= fixed["late_clock"]))
+        entries.append((on, (address, value, cycle, last)))
+    return entries, stall, late
 
 
 def block_for(batch: int, block: int = BLOCK) -> int:
@@ -260,10 +332,11 @@ def block_for(batch: int, block: int = BLOCK) -> int:
 
 
 def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
-        count: jax.Array, cap: int, steps: int = STEPS, block: int = BLOCK,
-        interpret: bool = False) -> tuple[Any, jax.Array, jax.Array]:
-    """Up to `steps` plain instructions of each console `ready` of a batch
-    sharing `board`, in one kernel.
+        count: jax.Array, queue: jax.Array, queued: jax.Array, cap: int,
+        steps: int = STEPS, block: int = BLOCK, interpret: bool = False
+        ) -> tuple[Any, jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Up to `steps` instructions of each console `ready` of a batch
+    sharing `board`, in one kernel, their TIA writes queued.
 
     Args:
         board: the batch's shared `console.Board` (`supports` it).
@@ -271,6 +344,11 @@ def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
         state: the batch's `console.Console`, a row a console.
         ready: bool[B], the consoles that may run.
         count: int32[B], instructions each console has run this frame.
+        queue: int32[B, QUEUE * ENTRY], each console's TIA writes not yet
+            applied (`queued` of them, in order, as `Console.log` holds
+            an instruction's), their WSYNC stalls already on the CPU's
+            cycles.
+        queued: int32[B], the writes in `queue`.
         cap: the instructions a console may run in a frame.
         steps: the most instructions a console runs in this call.
         block: consoles per Pallas program (a batch that it does not
@@ -279,15 +357,17 @@ def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
             compiling with Triton (a GPU).
 
     Returns:
-        The new state, the new count, and bool[B]: the consoles stopped
-        before an event (their state as before that instruction).
+        The new state, the new count, bool[B]: the consoles stopped
+        before an event (their state as before that instruction), and
+        the new queue and its count.
     """
     from jax.experimental import pallas as pl
     batch = ready.shape[0]
     padding = -batch % block
-    lanes = jnp.pad(_pack(state, inputs, board, ready, count),
+    lanes = jnp.pad(_pack(state, inputs, board, ready, count, queued),
                     ((0, 0), (0, padding)))
     ram = jnp.pad(state.riot.ram, ((0, padding), (0, 0)))
+    queue = jnp.pad(queue, ((0, padding), (0, 0)))
     table = jnp.asarray(cpu6502.CONTROL_TABLE, jnp.int32)
     hot = _events(board)
     dtypes = {f"cpu.{n}": getattr(state.cpu, n).dtype for n in CPU_FIELDS}
@@ -295,20 +375,23 @@ def run(board: Any, inputs: Any, state: Any, ready: jax.Array,
                    for n in RIOT_FIELDS})
     whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)
     lane_block = pl.BlockSpec((ROWS, block), lambda i: (0, i))
-    ram_block = pl.BlockSpec((block, ram.shape[1]), lambda i: (i, 0))
+    row_block = lambda x: pl.BlockSpec((block, x.shape[1]),
+                                       lambda i: (i, 0))
     kernel = functools.partial(_kernel, steps=steps, block=block, cap=cap,
                                dtypes=dtypes)
-    lanes, ram = pl.pallas_call(
+    lanes, ram, queue = pl.pallas_call(
         kernel, grid=(lanes.shape[1] // block,),
-        out_shape=[jax.ShapeDtypeStruct(lanes.shape, lanes.dtype),
-                   jax.ShapeDtypeStruct(ram.shape, ram.dtype)],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype)
+                   for x in (lanes, ram, queue)],
         in_specs=[whole(table), whole(board.cart.image), whole(hot),
-                  lane_block, ram_block],
-        out_specs=[lane_block, ram_block],
-        input_output_aliases={4: 1}, interpret=interpret,
+                  lane_block, row_block(ram), row_block(queue)],
+        out_specs=[lane_block, row_block(ram), row_block(queue)],
+        input_output_aliases={4: 1, 5: 2}, interpret=interpret,
         compiler_params=_compiler_params(interpret, block))(
-            table, board.cart.image, hot, lanes, ram)
-    return _unpack(lanes[:, :batch], ram[:batch], state)
+            table, board.cart.image, hot, lanes, ram, queue)
+    state, count, at_event, queued = _unpack(lanes[:, :batch], ram[:batch],
+                                             state)
+    return state, count, at_event, queue[:batch], queued
 
 
 def _compiler_params(interpret: bool, block: int):

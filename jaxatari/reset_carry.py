@@ -450,7 +450,7 @@ def _in_chunks(replay_one: Callable, done: jax.Array, played: Any,
     """`fresh`, with `replay_one` of each done console in its place: the
     done consoles gathered `REPLAY_CHUNK` at a time (in index order), a
     `lax.while_loop` of as many trips as their count needs (none when no
-    console is done), as `console._write_compacted` gathers its writers.
+    console is done), as `tia_gather.write_compacted` gathers its writers.
     Lanes past the last done console replay a clipped index and are not
     written back (their index is out of range, dropped)."""
     size = done.shape[0]

@@ -709,18 +709,35 @@ def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
         ahead = ahead | ((reg == r) & early)
     tia, writes = draw(tia, jnp.where(ahead, clock + 11, clock + delay),
                        ystart, render, enabled, rows)
-    limit = jnp.where(tia.pal != 0, PAL_MAX_SCANLINES, MAX_SCANLINES)
-    too_long = (clock - tia.frame_start) // LINE > limit
+    too_long = clock >= frame_limit_clock(tia)
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
         clock >= tia.vsync_finish)
     applied = _apply(dict(tia.regs), reg, value, clock, allow_hmove_blanks,
                      moved_players)
     tia = tia.replace(regs={k: jnp.where(enabled, applied[k], tia.regs[k])
                             for k in tia.regs})
-    line_cycle = (cycle - _c_div(tia.frame_start, 3)) % 76
-    wait = jnp.where(enabled & (reg == WSYNC) & last_access_was_read
-                     & (line_cycle > 0), 76 - line_cycle, 0)
+    wait = wsync_wait(tia.frame_start, reg, cycle, last_access_was_read,
+                      enabled)
     return tia, wait, enabled & (too_long | vsync_end), writes
+
+
+def wsync_wait(frame_start: jax.Array, reg: jax.Array, cycle: jax.Array,
+               last_access_was_read: jax.Array,
+               enabled: bool | jax.Array = True) -> jax.Array:
+    """The CPU cycles a write of TIA register `reg` at `cycle` stalls the
+    CPU: a WSYNC after a read halts it to the end of its scanline (76
+    cycles a line, counted from the frame's `frame_start` clock)."""
+    line_cycle = (cycle - _c_div(frame_start, 3)) % 76
+    return jnp.where(enabled & (reg == WSYNC) & last_access_was_read
+                     & (line_cycle > 0), 76 - line_cycle, 0)
+
+
+def frame_limit_clock(tia: TIAState) -> jax.Array:
+    """The first clock at which any TIA write ends the frame: past the
+    290-scanline limit (342 on PAL) of the frame that starts at
+    `frame_start`."""
+    limit = jnp.where(tia.pal != 0, PAL_MAX_SCANLINES, MAX_SCANLINES)
+    return tia.frame_start + (limit + 1) * LINE
 
 
 def read(tia: TIAState, address: jax.Array, cycle: jax.Array,

@@ -26,7 +26,7 @@ MIXED_GAMES = ("pong", "journey_escape", "pitfall2", "klax", "qbert",
                "montezuma_revenge", "ms_pacman", "space_invaders",
                "breakout")
 """Nine consoles: more than `updates.KERNEL_MAX_BATCH`, so the CPU's
-program draws their TIA writes compacted (`console._write_compacted`)."""
+program draws their TIA writes compacted (`tia_gather.write_compacted`)."""
 FRAMES = 4   # 6 until 2026-11-27 (CI's 20 minutes)
 
 
