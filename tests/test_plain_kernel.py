@@ -53,17 +53,28 @@ RENDERS = (False, True)
 """An undrawn frame, then a drawn one (its screen compared too)."""
 
 
-IN_KERNEL = {"montezuma_revenge": 5_000, "elevator_action": 5_300}
+IN_KERNEL = {"montezuma_revenge": 2_400, "elevator_action": 5_300}
 """The games whose frames are checked, and the instructions the kernel
-must run of each console's frame, at least: it ran 5,330 and 5,669, and
-4,244 and 5,637 before it queued TIA writes (Montezuma's bound fails a
-kernel that stops at every TIA access). Montezuma's Revenge is an E0 cart: its four
-1K segments switch at hotspots, which the kernel leaves to XLA's step.
-Elevator Action is an F8SC cart: its banks switch at hotspots too, and
-its Superchip RAM ports are events. A kernel blind to either fails its
-game, and so does one that queues TIA writes without their WSYNC stalls.
-Pong (a 2K cart, about 6,600 of its 6,800 instructions a frame in the
-kernel) passed here too; it left this test for CI's time."""
+must run of each console's frame, at least: it ran 2,670 (Montezuma's
+Revenge's frames are cut at `CAP`) and 5,669. Montezuma's Revenge is an
+E0 cart: its four 1K segments switch at hotspots, which the kernel leaves
+to XLA's step. Elevator Action is an F8SC cart: its banks switch at
+hotspots too, and its Superchip RAM ports are events. A kernel blind to
+either fails its game, and so does one that queues TIA writes without
+their WSYNC stalls. Pong (a 2K cart, about 6,600 of its 6,800
+instructions a frame in the kernel) passed here too, and so did a Pong
+frame cut at 1,500 instructions; they left this test for CI's time."""
+
+
+CAP = {"montezuma_revenge": 4_000}
+"""A frame's instruction cap (`console.INSTRUCTIONS_PER_UPDATE`, 25,000)
+in a game's check, where lowered: Montezuma's Revenge's first frame from
+its reset states (1,000 to 2,000 instructions) ends at VSYNC within it,
+and its second (5,000 to 7,000) stops at it, partial, as Q*bert's boot
+stops. A loop that left the spent TIA log as it is (`console._end`)
+failed. (The cap falls in a timer wait, with no TIA write queued: caps
+of 1,000 and 4,600 did too, so no check here sees a console at the cap
+drain its queue.)"""
 
 
 @pytest.mark.slow
@@ -71,6 +82,9 @@ kernel) passed here too; it left this test for CI's time."""
 def test_kernel_frames_end_as_the_cpus(game, monkeypatch):
     """Two frames, the kernel in the loop, end in the CPU's lowering's
     bits, and the kernel ran most of their instructions."""
+    if game in CAP:   # and the queue drained a write a trip
+        monkeypatch.setattr(console, "INSTRUCTIONS_PER_UPDATE", CAP[game])
+        monkeypatch.setattr(console, "QUEUE_APPLIED", 1)
     board, state, inputs = _consoles(game)
     with lowering.forced(lowering.CPU):
         expected = _frames(board, state, inputs, RENDERS)
@@ -92,24 +106,6 @@ def test_kernel_frames_end_as_the_cpus(game, monkeypatch):
     assert sum(in_kernel) > BATCH * len(RENDERS) * IN_KERNEL[game], \
         sum(in_kernel)
     assert not np.array_equal(got.tia.screen, state.tia.screen)   # drawn
-
-
-@pytest.mark.slow
-def test_a_frame_cut_at_the_cap_ends_as_the_cpus(pong, monkeypatch):
-    """A frame that reaches the instruction cap (Q*bert's boot does)
-    stops there with its queued TIA writes applied, as the CPU's
-    lowering stops: the same bits, partial flag included."""
-    board, state, inputs = pong
-    monkeypatch.setattr(console, "INSTRUCTIONS_PER_UPDATE", 1_500)
-    with lowering.forced(lowering.CPU):
-        expected = _frames(board, state, inputs, (False,))
-    with lowering.forced(lowering.ACCELERATOR), \
-            lowering.plain_kernel("interpret"):
-        got = _frames(board, state, inputs, (False,))
-    assert expected.partial.all()
-    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(expected),
-                          jax.tree.leaves(expected), jax.tree.leaves(got)):
-        np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
 
 
 @jax.jit
