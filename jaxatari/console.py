@@ -536,10 +536,10 @@ def _apply_queued(loop: _Loop, state: Console, queue: jax.Array,
     entries = queue.reshape(size, slots, plain_kernel.ENTRY)
     applied = jnp.minimum(queued, QUEUE_APPLIED)
     view = state.replace(log=entries[:, :QUEUE_APPLIED], log_count=applied)
-    queued_write = loop.over(functools.partial(_write_logged, stalled=True))
-    view, ends = _apply_tia_writes(
-        loop, view, queued > 0, lambda state, k, waited, on: queued_write(
-            loop.board, loop.inputs, loop.render, state, k, waited, on))
+    queued_write = functools.partial(
+        loop.over(functools.partial(_write_logged, stalled=True)),
+        loop.board, loop.inputs, loop.render)
+    view, ends = _apply_tia_writes(loop, view, queued > 0, queued_write)
     later = jnp.minimum(jnp.arange(slots) + applied[:, None], slots - 1)
     entries = jnp.take_along_axis(entries, later[..., None], axis=1)
     return (view.replace(log=state.log, log_count=state.log_count),

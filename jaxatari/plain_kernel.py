@@ -50,6 +50,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxatari import cart, cpu6502, riot, tia
+from jaxatari.bus import MAX_TIA_WRITES
 
 STEPS = 64
 """Instructions a console may run per kernel call (Pong reads the TIA or
@@ -60,8 +61,6 @@ writes would overflow it is an event."""
 ENTRY = 4
 """A queued write's ints: address, value, CPU cycle (its stalls counted),
 whether the access before it was a read (`Console.log`'s entries)."""
-TIA_SLOTS = 3
-"""TIA writes an instruction may make (`bus.MAX_TIA_WRITES`)."""
 BLOCK = 128
 """Consoles per Pallas program on a GPU (a thread each, 4 warps)."""
 WRITE_SLOTS = 4
@@ -193,10 +192,8 @@ def _kernel_bus(image_ref, hot_ref, ram_ref, lanes: jax.Array,
         vsync = in_tia & ((address & 0x3F) == tia.VSYNC)
         to_ram = enabled & in_riot & is_ram
         slot = bus_state["writes"]
-        new = (jnp.ones_like(address), address & 0x7F, value)
-        pending = [tuple(jnp.where(to_ram & (slot == k), n, o)
-                         for n, o in zip(new, old))
-                   for k, old in enumerate(bus_state["pending"])]
+        pending = _hold(bus_state["pending"], slot, (
+            jnp.ones_like(address), address & 0x7F, value), to_ram)
         return {**bus_state, "pending": pending,
                 "writes": slot + to_ram.astype(jnp.int32),
                 **_tia_written(bus_state, address, value, cycle,
@@ -217,9 +214,16 @@ def _tia_written(bus_state: dict, address: jax.Array, value: jax.Array,
     slot = bus_state["tia_writes"]
     entry = (jnp.ones_like(address), address, value, cycle,
              bus_state["last_read"].astype(jnp.int32))
-    held = [tuple(jnp.where(on & (slot == k), n, o) for n, o in
-                  zip(entry, old)) for k, old in enumerate(bus_state["tia"])]
-    return {"tia": held, "tia_writes": slot + on.astype(jnp.int32)}
+    return {"tia": _hold(bus_state["tia"], slot, entry, on),
+            "tia_writes": slot + on.astype(jnp.int32)}
+
+
+def _hold(slots: list, filled: jax.Array, entry: tuple,
+          on: jax.Array) -> list:
+    """An instruction's held accesses (`slots`, tuples of lanes, the first
+    `filled` of them taken) with `entry` in the next slot where `on`."""
+    return [tuple(jnp.where(on & (filled == k), n, o)
+                  for n, o in zip(entry, old)) for k, old in enumerate(slots)]
 
 
 def _kernel(table_ref, image_ref, hot_ref, lanes_ref, ram_in_ref,
@@ -278,7 +282,7 @@ def _kernel_step(table_ref, ram_ref, queue_ref, bus: cpu6502.Bus,
     start = {"riot": riot_state, "data_bus": data_bus,
              "last_read": last_read, "event": jnp.zeros_like(run),
              "writes": zero, "pending": [(zero, zero, zero)] * WRITE_SLOTS,
-             "tia_writes": zero, "tia": [(zero,) * 5] * TIA_SLOTS}
+             "tia_writes": zero, "tia": [(zero,) * 5] * MAX_TIA_WRITES}
     new_cpu, after = cpu6502.step(
         cpu, start, bus, run, control=lambda op: _RefRow(table_ref, op))
     entries, stall, late = _stalled(after["tia"], fixed)
