@@ -124,11 +124,18 @@ def _source_file(name: str) -> pathlib.Path | None:
 
 
 def versions() -> dict[str, str]:
-    """The versions and source digest every key holds."""
+    """The versions, source digest and instruction cap every key holds.
+
+    The cap (`console.INSTRUCTIONS_PER_UPDATE`) is read at each call: a
+    process that changes it (a test cutting frames short) boots to other
+    states, and must not hand them to a later process under the same key.
+    """
     import jaxatari   # the package, initialised by the time a boot runs
+    from jaxatari import console
     return {"format": str(FORMAT), "jaxatari": jaxatari.__version__,
             "jax": jax.__version__, "jaxlib": jaxlib.__version__,
-            "source": source_digest()}
+            "source": source_digest(),
+            "instruction_cap": str(console.INSTRUCTIONS_PER_UPDATE)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -74,7 +74,10 @@ and its second (5,000 to 7,000) stops at it, partial, as Q*bert's boot
 stops. A loop that left the spent TIA log as it is (`console._end`)
 failed. (The cap falls in a timer wait, with no TIA write queued: caps
 of 1,000 and 4,600 did too, so no check here sees a console at the cap
-drain its queue.)"""
+drain its queue.) The game boots under the cap too, and its reset states
+are those of that boot: from the usual boot's states its first frame is
+the partial one, and a loop that leaves the spent log passes. The boot
+cache keys on the cap, so such a boot is never another process's."""
 
 
 @pytest.mark.slow
