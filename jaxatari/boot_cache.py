@@ -16,7 +16,9 @@ as text. The key is everything the boot depends on: the game, the ROM's
 md5, mode, difficulty, seed settings, the board's features, the versions
 of jaxatari, JAX and jaxlib, and a digest of jaxatari's own source (so a
 changed emulator never loads the boots of an older one, version bump or
-not). The file's name is a digest of the key and the file holds the key:
+not), and a frame's instruction cap (`console.INSTRUCTIONS_PER_UPDATE`,
+which a test may lower: a boot under another cap is another game's
+states). The file's name is a digest of the key and the file holds the key:
 a file whose key, structure, shapes or dtypes differ is not used. Entries
 are written to a temporary file in the same directory and renamed into
 place (`os.replace`), so a crash or two writers at once (pytest-xdist)
