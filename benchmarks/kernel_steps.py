@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -51,23 +51,23 @@ def rollout_program(game: str, envs: int, steps: int):
 
 
 KERNEL_INSTRUCTIONS: list[int] = []
-"""What each call of the plain kernel ran (all consoles), once
-`count_kernel_instructions` has wrapped it. One list for the process: the
-frame program is traced once for every game of one board shape (Pong's
-and Breakout's 2K carts share it), with the wrapper of its first trace."""
+"""What each call of the plain kernel ran (all consoles), once `main` has
+wrapped it (`counting`). One list for the process: the frame program is
+traced once for every game of one board shape (Pong's and Breakout's 2K
+carts share it), with the wrapper of its first trace."""
 
 
-def count_kernel_instructions(counts: list[int]) -> None:
-    """Wraps `plain_kernel.run` so that each call appends the instructions
-    it ran (all consoles) to `counts`."""
-    run = plain_kernel.run
-
+def counting(run: Callable[..., Any], counts: list[int]
+             ) -> Callable[..., Any]:
+    """`run` (`plain_kernel.run`) that also appends, at each call, the
+    instructions it ran (all consoles) to `counts`; `tests/
+    test_plain_kernel.py` counts with it too."""
     def counted(board, inputs, state, ready, count, *args, **kwargs):
         after = run(board, inputs, state, ready, count, *args, **kwargs)
         jax.debug.callback(lambda n: counts.append(int(n)),
                            jnp.sum(after[1] - count))
         return after
-    plain_kernel.run = counted
+    return counted
 
 
 def compare(game: str, envs: int, steps: int) -> dict[str, Any]:
@@ -108,7 +108,7 @@ def main() -> None:
     steps = args.steps * len(args.games) if len(args.steps) == 1 \
         else args.steps
     _config.enable_compilation_cache()
-    count_kernel_instructions(KERNEL_INSTRUCTIONS)
+    plain_kernel.run = counting(plain_kernel.run, KERNEL_INSTRUCTIONS)
     for game, count in zip(args.games, steps):
         print(json.dumps(compare(game, args.envs, count)), flush=True)
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jaxatari
+from benchmarks import kernel_steps
 from jaxatari import console, lowering, plain_kernel
 
 BATCH = 6
@@ -96,14 +97,8 @@ def test_kernel_frames_end_as_the_cpus(game, monkeypatch):
     with lowering.forced(lowering.CPU):
         expected = _frames(board, state, inputs, RENDERS)
     in_kernel = []
-    run = plain_kernel.run
-
-    def counted(board, inputs, state, ready, count, *args, **kwargs):
-        after = run(board, inputs, state, ready, count, *args, **kwargs)
-        jax.debug.callback(lambda n: in_kernel.append(int(n)),
-                           jnp.sum(after[1] - count))
-        return after
-    monkeypatch.setattr(plain_kernel, "run", counted)
+    monkeypatch.setattr(plain_kernel, "run", kernel_steps.counting(
+        plain_kernel.run, in_kernel))
     with lowering.forced(lowering.ACCELERATOR), \
             lowering.plain_kernel("interpret"):
         got = _frames(board, state, inputs, RENDERS)
