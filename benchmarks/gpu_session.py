@@ -95,6 +95,18 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   call of its own too.
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
+* `pong`: #19's Pong to +18, trained in pieces across loans (a loan's 15
+  minutes hold about a third of it at the seventh loan's speed): A2C on
+  the preset, 2,048 envs, n-step 5 (CuLE's recipe: 1,200 envs, A2C with
+  V-trace, +18 in about 8 M steps). It starts from the agent an earlier
+  loan brought back (`.device/pong/`, carried, `--init-from`), or afresh
+  without one, trains until its time is up, writes the agent from its
+  last checkpoint (`run.export_learned`: parameters and optimiser state,
+  about 20 MB, without the 2,048 consoles) and brings back its record,
+  metrics and agent (`$OUT/pong/`: 6 files; run it in a call of its
+  own). After the call: `python benchmarks/gpu_session.py keep-pong
+  FILES_AT` copies them to `.device/pong/` for the next loan and appends
+  the piece to `benchmarks/results/pong_pieces.jsonl`.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
   Master's reset after play costs against a step, and Pong's copy, at
   4K; on the GPU the replay is one conditional a step (BENCHMARKS.md,
@@ -160,7 +172,7 @@ TRACE_MB = 40
 """The largest trace `profile` brings back (its summary always comes)."""
 STAGES = ("smoke", "gathers", "kernel", "triton", "frames", "main",
           "throughput", "profile", "saturation", "others", "flags", "pallas",
-          "population", "sweep", "ppo", "resets")
+          "population", "sweep", "ppo", "resets", "pong")
 DEFAULT_STAGES = ("smoke", "kernel", "throughput")
 """What `run` runs unless `--stages` says otherwise. On the device a
 program compiles in 36 to 72 s (the seventh loan), so a call measures a
@@ -173,7 +185,7 @@ SHARES = {"smoke": 0.08, "gathers": 0.2, "kernel": 0.5, "triton": 0.04,
           "saturation": 0.25, "profile": 0.22, "throughput": 0.42,
           "frames": 0.17, "flags": 0.3, "main": 0.15, "pallas": 0.06,
           "others": 0.25, "population": 0.5, "ppo": 0.33, "resets": 0.2,
-          "sweep": 0.3}
+          "sweep": 0.3, "pong": 1.0}
 """Each stage's share of `--minutes` (a stage that ends early leaves its
 time to the next)."""
 
@@ -187,6 +199,8 @@ SIZES = {
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
+             "pong_envs": 2048, "pong_frames": 40_000_000,
+             "pong_chunk": 50,
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
              "sweep_members": 16, "sweep_envs": 64,
@@ -202,6 +216,7 @@ SIZES = {
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
              "ppo_sets": [],
+             "pong_envs": 2, "pong_frames": 2 * 5 * 4 * 6, "pong_chunk": 2,
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
              "sweep_members": 5, "sweep_envs": 1,
@@ -817,6 +832,81 @@ def stage_ppo(results: Results, size: dict[str, Any],
                 "record.json": "ppo_record.json"})
 
 
+PONG_PIECE = DEVICE_DIR / "pong"
+"""Where the agent of #19's Pong run waits between loans (carried)."""
+PONG_LOG = ROOT / "benchmarks" / "results" / "pong_pieces.jsonl"
+"""One line a piece of the Pong run (`keep_pong`)."""
+PONG_FILES = ("record.json", "metrics.jsonl", "agent/learned.json",
+              "agent/params.npz", "agent/opt_state.npz")
+
+
+def stage_pong(results: Results, size: dict[str, Any],
+               seconds: float) -> None:
+    """One piece of A2C's Pong run: from `PONG_PIECE`'s agent when an
+    earlier loan left one, until the time is up; the piece's agent, record
+    and metrics come back under `$OUT/pong/`."""
+    run_dir = pathlib.Path("/tmp/jaxatari-gpu-pong")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    command = [sys.executable, "-m", "jaxatari.agents.run", "pong",
+               "--algo", "a2c", "--num-envs", str(size["pong_envs"]),
+               "--frames", str(size["pong_frames"]), "--out", str(run_dir),
+               "--checkpoint-every", str(size["pong_chunk"]),
+               "--gif-steps", "0", "--no-progress"]
+    learned = PONG_PIECE / "agent" / "learned.json"
+    if learned.exists():      # each piece its own seed: other envs, keys
+        seed = json.loads(learned.read_text())["seed"] + 1
+        command += ["--init-from", str(learned.parent), "--seed", str(seed)]
+    # Leave a minute to write the agent and copy it out.
+    _resumable(results, command, run_dir, "never", seconds - 60, {})
+    from jaxatari.agents import run as train_run
+    if (run_dir / "record.json").exists() and not (
+            run_dir / "agent" / "learned.json").exists():
+        try:
+            train_run.export_learned(run_dir)
+        except ValueError as error:       # no checkpoint yet
+            results.add({"export": str(error)})
+    back = results.path.parent / "pong"
+    for name in PONG_FILES:
+        if (run_dir / name).exists():
+            (back / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(run_dir / name, back / name)
+    learned = run_dir / "agent" / "learned.json"
+    results.add({"piece": json.loads(learned.read_text())
+                 if learned.exists() else None})
+
+
+def keep_pong(files_at: pathlib.Path) -> dict[str, Any]:
+    """Here, after a loan: its Pong piece (`FILES_AT/pong/`) becomes the
+    next loan's start (`PONG_PIECE`), and a line of
+    `benchmarks/results/pong_pieces.jsonl` (the piece's agent and its
+    metrics) records it.
+
+    Raises:
+        ValueError: the piece lacks one of `PONG_FILES` (nothing is
+            replaced).
+    """
+    piece = files_at / "pong"
+    missing = [name for name in PONG_FILES if not (piece / name).exists()]
+    if missing:
+        raise ValueError(f"{piece} lacks {missing}: the loan's pong stage "
+                         f"saved no agent (see its results.jsonl); "
+                         f"{PONG_PIECE} is left as it was")
+    meta = json.loads((piece / "agent" / "learned.json").read_text())
+    shutil.rmtree(PONG_PIECE, ignore_errors=True)
+    for name in PONG_FILES:
+        (PONG_PIECE / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(piece / name, PONG_PIECE / name)
+    metrics = [json.loads(line) for line in
+               (piece / "metrics.jsonl").read_text().splitlines()]
+    record = json.loads((piece / "record.json").read_text())
+    line = {"agent": meta, "devices": record.get("devices"),
+            "init_from_agent": record.get("init_from_agent"),
+            "metrics": metrics}
+    with PONG_LOG.open("a") as file:
+        file.write(json.dumps(line) + "\n")
+    return meta
+
+
 def stage_sweep(results: Results, size: dict[str, Any],
                 seconds: float) -> None:
     """A PBT sweep on Pong (#20: A2C members on the preset) as `jaxatari
@@ -869,6 +959,9 @@ def main() -> None:
     go.add_argument("--no-install", action="store_true")
     go.add_argument("--autotune", action="store_true",
                     help="keep XLA's fusion autotuner (FUSION_AUTOTUNER_OFF)")
+    keep = verbs.add_parser("keep-pong", help="here, after a loan: its "
+                            "Pong piece becomes the next one's start")
+    keep.add_argument("files_at", type=pathlib.Path)
     one = verbs.add_parser("stage", help="one stage (run calls this)")
     one.add_argument("name", choices=STAGES)
     one.add_argument("--out", type=pathlib.Path, required=True)
@@ -880,6 +973,8 @@ def main() -> None:
     if args.verb == "prepare":
         for wheel in prepare():
             print(wheel.name, wheel.stat().st_size)
+    elif args.verb == "keep-pong":
+        print(json.dumps(keep_pong(args.files_at)))
     elif args.verb == "run":
         run(args)
     else:

@@ -12,6 +12,8 @@ import sys
 import time
 import tomllib
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location(
     "gpu_session", ROOT / "benchmarks" / "gpu_session.py")
@@ -104,3 +106,31 @@ def test_a_flag_that_xla_refuses_is_left_out(tmp_path):
     rows = [json.loads(line) for line in
             (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [row["accepted"] for row in rows] == [False, True]
+
+
+def test_a_pong_piece_brought_back_becomes_the_next_ones_start(
+        tmp_path, monkeypatch):
+    """`keep-pong`: the files a loan's `pong` stage brought back are the
+    next loan's `--init-from` agent, and the piece is logged; a piece
+    missing a file is refused before anything is replaced."""
+    monkeypatch.setattr(gpu_session, "PONG_PIECE", tmp_path / "piece")
+    monkeypatch.setattr(gpu_session, "PONG_LOG", tmp_path / "pieces.jsonl")
+    back = tmp_path / "files" / "pong"
+    back.mkdir(parents=True)
+    with pytest.raises(ValueError, match="lacks.*record.json"):
+        gpu_session.keep_pong(tmp_path / "files")
+    assert not (tmp_path / "piece").exists()
+    (back / "agent").mkdir()
+    meta = {"seed": 0, "frames": 400, "total_frames": 400}
+    (back / "agent" / "learned.json").write_text(json.dumps(meta))
+    (back / "agent" / "params.npz").write_bytes(b"params")
+    (back / "agent" / "opt_state.npz").write_bytes(b"opt")
+    (back / "record.json").write_text(json.dumps({"devices": ["gpu:0"]}))
+    (back / "metrics.jsonl").write_text('{"update": 1}\n{"update": 2}\n')
+    assert gpu_session.keep_pong(tmp_path / "files") == meta
+    for name in gpu_session.PONG_FILES:
+        assert ((tmp_path / "piece" / name).read_bytes()
+                == (back / name).read_bytes())
+    line = json.loads((tmp_path / "pieces.jsonl").read_text())
+    assert line["agent"] == meta and line["devices"] == ["gpu:0"]
+    assert [m["update"] for m in line["metrics"]] == [1, 2]

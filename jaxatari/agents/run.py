@@ -1,7 +1,7 @@
 """`jaxatari train`: one agent's training run, with everything it leaves.
 
     jaxatari train ENV --algo ppo|a2c|ga3c --frames N --num-envs N
-                   --seed S --out DIR [--resume]
+                   --seed S --out DIR [--resume] [--init-from SRC]
 
 ENV is a jaxatari game id (the `make_atari` preset) or `gymnax:<id>`. The
 run compiles `checkpoint_every` updates into one program (`core.
@@ -14,11 +14,19 @@ checkpoint. It writes:
   git SHA, package versions, devices, seed, timings and final metrics;
 * `DIR/metrics.jsonl` (one line per update), `DIR/tensorboard/`,
   `DIR/curve.png`, `DIR/checkpoints/<update>/`;
+* `DIR/agent/`: the trained agent without its envs (parameters and
+  optimiser state, `checkpoints.save_learned`), a few MB at any number of
+  envs;
 * for Atari, `DIR/agent.gif`: the trained agent playing.
 
 `--resume` continues from the last checkpoint, bit for bit as the
 uninterrupted run (the same chunk programs run from the same state), and
-refuses a directory whose record has another config. A NaN stops the
+refuses a directory whose record has another config. `--init-from SRC`
+starts a new run from the agent another run trained (SRC: a run
+directory, finished or killed, or a saved agent), with fresh envs, this
+run's seed and config, and its own update count (so `anneal_lr` anneals
+again); the record's `init_from` names SRC, and `final.total_frames`
+adds the frames SRC and its own sources trained. A NaN stops the
 run with the update it appeared at and leaves the last good checkpoint.
 Frames are emulated Atari frames (agent steps times the frameskip, 4) or,
 for gymnax envs, agent steps.
@@ -65,6 +73,8 @@ class RunOptions:
         overrides: other config fields (`--set name=value`).
         progress: show the progress bar.
         gif_steps: agent steps in `agent.gif` (Atari; 0 for none).
+        init_from: a run directory or saved agent to start from (see the
+            module docstring), or None for a fresh agent.
     """
     env_id: str
     algo: str = "ppo"
@@ -77,6 +87,7 @@ class RunOptions:
     overrides: tuple[tuple[str, Any], ...] = ()
     progress: bool = True
     gif_steps: int = 1000
+    init_from: str | None = None
 
 
 def build_config(options: RunOptions, frameskip: int) -> core.Config:
@@ -112,7 +123,7 @@ def _run_record(options: RunOptions, config: core.Config,
             "seed": options.seed, "frames": options.frames,
             "frameskip": frameskip,
             "checkpoint_every": options.checkpoint_every,
-            "config": config.to_dict()}
+            "init_from": options.init_from, "config": config.to_dict()}
 
 
 def _check_resume(out: pathlib.Path, identity: dict[str, Any]) -> dict:
@@ -160,30 +171,50 @@ class TrainingRun:
         self.record: dict[str, Any] = {}
 
     def _start(self) -> tuple[core.AgentState, int]:
-        """The fresh or restored state and its update count."""
-        self.out.mkdir(parents=True, exist_ok=True)
+        """The fresh (or `--init-from`) or restored state and its update
+        count."""
         fresh = jax.jit(self.agent.init)(jax.random.key(self.options.seed),
                                          self.config.hparams())
-        self.checkpoints = checkpoints.Checkpoints(self.out / "checkpoints")
         if not self.options.resume:
-            if (self.out / "record.json").exists() or self.checkpoints.latest():
+            if (self.out / "record.json").exists() or (
+                    self.out / "checkpoints").exists() and any(
+                    p.name.isdigit() for p in
+                    (self.out / "checkpoints").iterdir()):
                 raise ValueError(
                     f"{self.out} already holds a run; pass --resume to "
                     f"continue it, or choose another --out")
             self.record = {**self.identity, **records.provenance(),
                            "status": "running"}
+            fresh = self._warm_start(fresh)     # before DIR is made
+            self._open_checkpoints()
             records.write_json(self.out / "record.json", self.record)
             return fresh, 0
         old = _check_resume(self.out, self.identity)
         self.record = {**old, "status": "running",
                        "resumed": old.get("resumed", []) + [
                            records.provenance()["started"]]}
-        records.write_json(self.out / "record.json", self.record)
+        self._open_checkpoints()
         latest = self.checkpoints.latest()
+        if latest is None:
+            fresh = self._warm_start(fresh)
+        records.write_json(self.out / "record.json", self.record)
         if latest is None:
             return fresh, 0
         state, _ = self.checkpoints.restore(latest, fresh)
         return state, latest
+
+    def _open_checkpoints(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.checkpoints = checkpoints.Checkpoints(self.out / "checkpoints")
+
+    def _warm_start(self, fresh: core.AgentState) -> core.AgentState:
+        """`fresh` with `--init-from`'s learned parts (unchanged without
+        one); the record's `init_from_agent` says what they were."""
+        if self.options.init_from is None:
+            return fresh
+        state, meta = learned_from(self.options.init_from, fresh)
+        self.record["init_from_agent"] = meta
+        return state
 
     def run(self) -> dict[str, Any]:
         """Trains to the frame budget; returns the record."""
@@ -248,15 +279,21 @@ class TrainingRun:
         frames = lines[-1]["frames"] if lines else 0
         returns = [line["episode_return"] for line in lines[-max(
             1, len(lines) // 10):] if line["episode_return"] is not None]
+        earlier = (self.record.get("init_from_agent") or {}).get(
+            "total_frames", 0)
         self.record.update(
             status="finished", seconds=seconds,
             compile_seconds=compile_seconds,
-            final={"frames": frames, "updates": len(lines),
+            final={"frames": frames, "total_frames": frames + earlier,
+                   "updates": len(lines),
                    "mean_return_last_10pct": (float(np.mean(returns))
                                               if returns else None),
                    "last": lines[-1] if lines else None})
         title = f"{self.options.algo} on {self.options.env_id}"
         records.plot_curve(lines, self.out / "curve.png", title)
+        checkpoints.save_learned(self.out / "agent", state,
+                                 learned_meta(self.record, state,
+                                              self.agent.env.frameskip))
         gif = record_gif(self.agent, state, self.out / "agent.gif",
                          self.options.gif_steps, self.options.seed)
         self.record["gif"] = None if gif is None else str(gif)
@@ -333,6 +370,59 @@ def load_trained(directory: str | pathlib.Path
     return agent, state, record
 
 
+def learned_meta(record: dict[str, Any], state: core.AgentState,
+                 frameskip: int) -> dict[str, Any]:
+    """What a saved agent says of itself: its run's env, algorithm, seed
+    and commit, its update, and the frames it trained (`total_frames`
+    with those of the agents it started from)."""
+    frames = int(state.env_steps) * frameskip
+    earlier = (record.get("init_from_agent") or {}).get("total_frames", 0)
+    return {"env_id": record["env_id"], "algo": record["algo"],
+            "seed": record["seed"], "git_sha": record.get("git_sha"),
+            "update": int(state.update), "frames": frames,
+            "total_frames": frames + earlier}
+
+
+def learned_from(source: str | pathlib.Path, like: core.AgentState
+                 ) -> tuple[core.AgentState, dict[str, Any]]:
+    """`like` with the learned parts (`checkpoints.LEARNED_PARTS`) of the
+    agent in `source`, and that agent's `learned_meta`.
+
+    Args:
+        source: a saved agent (a directory with `learned.json`), or a run
+            directory: its `agent/` if the run finished, else its latest
+            checkpoint.
+        like: a state of the agent that takes them (a fresh `init`).
+
+    Raises:
+        ValueError: nothing trained in `source`, or an agent that does not
+            fit `like` (another network, action count, optimiser or GA3C
+            lag), naming what differs.
+    """
+    source = pathlib.Path(source)
+    if (source / "learned.json").exists():
+        return checkpoints.load_learned(source, like)
+    if (source / "agent" / "learned.json").exists():
+        return checkpoints.load_learned(source / "agent", like)
+    if not (source / "record.json").exists():
+        raise ValueError(f"--init-from: {source} is neither a jaxatari "
+                         f"train directory nor a saved agent")
+    agent, trained, record = load_trained(source)
+    meta = learned_meta(record, trained, agent.env.frameskip)
+    return checkpoints.with_learned(
+        like, checkpoints.learned_arrays(trained)), meta
+
+
+def export_learned(directory: str | pathlib.Path) -> pathlib.Path:
+    """Writes a run's `agent/` from its latest checkpoint (for a run
+    killed before its end, whose `agent/` is not written yet); returns
+    the path."""
+    agent, state, record = load_trained(directory)
+    return checkpoints.save_learned(
+        pathlib.Path(directory) / "agent", state,
+        learned_meta(record, state, agent.env.frameskip))
+
+
 def parse_setting(text: str) -> tuple[str, Any]:
     """`--set name=value`: the value as JSON if it parses, else text."""
     if "=" not in text:
@@ -359,6 +449,9 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--out", type=pathlib.Path, default=None,
                      help="the run's directory (default runs/ENV-ALGO-SEED)")
     top.add_argument("--resume", action="store_true")
+    top.add_argument("--init-from", default=None, metavar="SRC",
+                     help="start from the agent of another run (its "
+                     "directory) or a saved agent, with fresh envs")
     top.add_argument("--checkpoint-every", type=int, default=None,
                      help="updates between checkpoints (default: 20 a run)")
     top.add_argument("--set", type=parse_setting, action="append",
@@ -387,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         env_id=args.env, algo=args.algo, frames=args.frames, out=str(out),
         num_envs=args.num_envs, seed=args.seed, resume=args.resume,
         checkpoint_every=args.checkpoint_every, overrides=tuple(args.set),
-        progress=not args.no_progress, gif_steps=args.gif_steps)
+        progress=not args.no_progress, gif_steps=args.gif_steps,
+        init_from=args.init_from)
     try:
         record = TrainingRun(options).run()
     except (ValueError, TrainingDiverged) as error:
