@@ -95,16 +95,20 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   call of its own too.
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
-* `pong`: #19's Pong to +18, trained in pieces across loans (a loan's 15
-  minutes hold about a third of it at the seventh loan's speed): A2C on
-  the preset, 2,048 envs, n-step 5 (CuLE's recipe: 1,200 envs, A2C with
-  V-trace, +18 in about 8 M steps). It starts from the agent an earlier
-  loan brought back (`.device/pong/`, carried, `--init-from`), or afresh
-  without one, trains until its time is up, writes the agent from its
-  last checkpoint (`run.export_learned`: parameters and optimiser state,
-  about 20 MB, without the 2,048 consoles) and brings back its record,
-  metrics and agent (`$OUT/pong/`: 6 files; run it in a call of its
-  own). After the call: `python benchmarks/gpu_session.py keep-pong
+* `pong`: #19's PPO on Pong to +18, trained in pieces across loans (a
+  loan's 15 minutes hold perhaps a third of it at the seventh loan's
+  speed): 2,048 envs x 16 steps a rollout, 8 minibatches of 4,096, 4
+  epochs, no annealing (each piece would anneal again), CleanRL's other
+  settings. That is 32 gradient steps of 4,096 samples a 32,768-step
+  rollout, near CuLE's recipe (1,200 envs x 20 steps in 20 batches: +18
+  in 3.1 minutes, about 2 M steps) and untried on Pong: the first
+  pieces' curves say whether it learns. It starts from the agent an
+  earlier loan brought back (`.device/pong/`, carried, `--init-from`,
+  the next seed), or afresh without one, trains until its time is up,
+  writes the agent from its last checkpoint (`run.export_learned`:
+  parameters and Adam's state, about 20 MB in 2 files, without the
+  2,048 consoles) and brings back its record, metrics and agent
+  (`$OUT/pong/`: 5 files; run it in a call of its own). After the call: `python benchmarks/gpu_session.py keep-pong
   FILES_AT` copies them to `.device/pong/` for the next loan and appends
   the piece to `benchmarks/results/pong_pieces.jsonl`.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
@@ -200,7 +204,9 @@ SIZES = {
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
              "pong_envs": 2048, "pong_frames": 40_000_000,
-             "pong_chunk": 50,
+             "pong_chunk": 20,
+             "pong_sets": ["num_steps=16", "num_minibatches=8",
+                           "anneal_lr=false"],
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
              "sweep_members": 16, "sweep_envs": 64,
@@ -216,7 +222,9 @@ SIZES = {
              "cpu_lowering_batch": 2, "profile_batch": 2,
              "ppo_envs": 4, "ppo_frames": 4 * 4 * 128, "ppo_chunk": 1,
              "ppo_sets": [],
-             "pong_envs": 2, "pong_frames": 2 * 5 * 4 * 6, "pong_chunk": 2,
+             "pong_envs": 2, "pong_frames": 2 * 8 * 4 * 6, "pong_chunk": 2,
+             "pong_sets": ["num_steps=8", "num_minibatches=2",
+                           "anneal_lr=false"],
              "main_frames": 64 * 128 * 2,
              "members": 2, "envs_each": 1,
              "sweep_members": 5, "sweep_envs": 1,
@@ -842,16 +850,17 @@ PONG_FILES = ("record.json", "metrics.jsonl", "agent/learned.json",
 
 def stage_pong(results: Results, size: dict[str, Any],
                seconds: float) -> None:
-    """One piece of A2C's Pong run: from `PONG_PIECE`'s agent when an
+    """One piece of PPO's Pong run: from `PONG_PIECE`'s agent when an
     earlier loan left one, until the time is up; the piece's agent, record
     and metrics come back under `$OUT/pong/`."""
     run_dir = pathlib.Path("/tmp/jaxatari-gpu-pong")
     shutil.rmtree(run_dir, ignore_errors=True)
     command = [sys.executable, "-m", "jaxatari.agents.run", "pong",
-               "--algo", "a2c", "--num-envs", str(size["pong_envs"]),
+               "--algo", "ppo", "--num-envs", str(size["pong_envs"]),
                "--frames", str(size["pong_frames"]), "--out", str(run_dir),
                "--checkpoint-every", str(size["pong_chunk"]),
-               "--gif-steps", "0", "--no-progress"]
+               "--gif-steps", "0", "--no-progress"] + [
+                   arg for item in size["pong_sets"] for arg in ("--set", item)]
     learned = PONG_PIECE / "agent" / "learned.json"
     if learned.exists():      # each piece its own seed: other envs, keys
         seed = json.loads(learned.read_text())["seed"] + 1

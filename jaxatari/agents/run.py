@@ -16,7 +16,7 @@ checkpoint. It writes:
   `DIR/curve.png`, `DIR/checkpoints/<update>/`;
 * `DIR/agent/`: the trained agent without its envs (parameters and
   optimiser state, `checkpoints.save_learned`), a few MB at any number of
-  envs;
+  envs, written after each checkpoint;
 * for Atari, `DIR/agent.gif`: the trained agent playing.
 
 `--resume` continues from the last checkpoint, bit for bit as the
@@ -244,6 +244,10 @@ class TrainingRun:
                 state, done = new_state, done + count
                 lines = log.write(metrics)
                 self.checkpoints.save(done, state, {"update": done})
+                checkpoints.save_learned(self.out / "agent", state,
+                                         learned_meta(
+                                             self.record, state,
+                                             self.agent.env.frameskip))
                 self.record["last"] = lines[-1]
         finally:
             progress.close()
@@ -291,9 +295,6 @@ class TrainingRun:
                    "last": lines[-1] if lines else None})
         title = f"{self.options.algo} on {self.options.env_id}"
         records.plot_curve(lines, self.out / "curve.png", title)
-        checkpoints.save_learned(self.out / "agent", state,
-                                 learned_meta(self.record, state,
-                                              self.agent.env.frameskip))
         gif = record_gif(self.agent, state, self.out / "agent.gif",
                          self.options.gif_steps, self.options.seed)
         self.record["gif"] = None if gif is None else str(gif)
@@ -390,8 +391,9 @@ def learned_from(source: str | pathlib.Path, like: core.AgentState
 
     Args:
         source: a saved agent (a directory with `learned.json`), or a run
-            directory: its `agent/` if the run finished, else its latest
-            checkpoint.
+            directory: its `agent/` (its latest checkpoint's agent, or the
+            one before if a kill fell between the two saves), else (a run
+            from before `agent/` was written) its latest checkpoint.
         like: a state of the agent that takes them (a fresh `init`).
 
     Raises:
@@ -415,8 +417,8 @@ def learned_from(source: str | pathlib.Path, like: core.AgentState
 
 def export_learned(directory: str | pathlib.Path) -> pathlib.Path:
     """Writes a run's `agent/` from its latest checkpoint (for a run
-    killed before its end, whose `agent/` is not written yet); returns
-    the path."""
+    killed between its checkpoint's two saves, or one from before
+    `agent/` was written); returns the path."""
     agent, state, record = load_trained(directory)
     return checkpoints.save_learned(
         pathlib.Path(directory) / "agent", state,

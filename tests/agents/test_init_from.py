@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import jax
 import numpy as np
 import pytest
 
 from jaxatari.agents import checkpoints, core, run
+from tests import processes
 
 CARTPOLE = ["gymnax:CartPole-v1", "--algo", "a2c", "--num-envs", "8",
             "--no-progress"]
@@ -66,9 +68,11 @@ def test_a_run_from_another_continues_its_agent_with_fresh_envs(
     assert saved["total_frames"] == 2400 and saved["update"] == 10
 
 
-def test_a_killed_run_gives_its_latest_checkpoint(first, tmp_path):
-    """A run killed before its end has no `agent/`: `--init-from` reads its
-    latest checkpoint, and `export_learned` writes the same agent."""
+def test_a_run_without_its_agent_gives_its_latest_checkpoint(first,
+                                                             tmp_path):
+    """A run without `agent/` (killed between its checkpoint's two saves,
+    or from before `agent/` was written): `--init-from` reads its latest
+    checkpoint, and `export_learned` writes the same agent."""
     killed = tmp_path / "killed"
     shutil.copytree(first, killed)
     shutil.rmtree(killed / "agent")
@@ -107,3 +111,25 @@ def test_init_from_nothing_trained_is_a_clear_error(tmp_path):
                        "directory nor a saved agent"):
         _train(tmp_path / "r", 400, "--init-from", str(tmp_path))
     assert not (tmp_path / "r").exists()
+
+
+def test_a_killed_run_leaves_the_agent_of_a_checkpoint(tmp_path):
+    """`agent/` is written after each checkpoint, so a run killed (SIGKILL)
+    leaves one: that of its latest checkpoint, or of the one before if the
+    kill fell between the two saves."""
+    killed = tmp_path / "killed"
+    processes.kill_at_checkpoint(
+        [sys.executable, "-m", "jaxatari.agents.run", *CARTPOLE,
+         "--frames", "40000", "--checkpoint-every", "20", "--out",
+         str(killed)], killed / "agent" / "learned.json")
+    meta = json.loads((killed / "agent" / "learned.json").read_text())
+    saved = checkpoints.Checkpoints(killed / "checkpoints")
+    latest = saved.latest()
+    assert meta["update"] in (latest, latest - 20)
+    agent, _, _ = run.load_trained(killed)
+    fresh = jax.jit(agent.init)(jax.random.key(0), agent.config.hparams())
+    at_update, _ = saved.restore(meta["update"], fresh)
+    saved.close()
+    state, _ = run.learned_from(killed, fresh)
+    _assert_same(state.params, at_update.params)
+    _assert_same(state.opt_state, at_update.opt_state)
