@@ -97,12 +97,14 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   not worth a loan at today's speed.
 * `pong`: #19's PPO on Pong to +18, trained in pieces across loans (a
   loan's 15 minutes hold perhaps a third of it at the seventh loan's
-  speed): 2,048 envs x 16 steps a rollout, 8 minibatches of 4,096, 4
+  speed): 2,048 envs x 16 steps a rollout, 16 minibatches of 2,048, 4
   epochs, no annealing (each piece would anneal again), CleanRL's other
-  settings. That is 32 gradient steps of 4,096 samples a 32,768-step
+  settings. That is 64 gradient steps of 2,048 samples a 32,768-step
   rollout, near CuLE's recipe (1,200 envs x 20 steps in 20 batches: +18
-  in 3.1 minutes, about 2 M steps) and untried on Pong: the first
-  pieces' curves say whether it learns. It starts from the agent an
+  in 3.1 minutes, about 2 M steps). On Breakout-MinAtar it beat the
+  README's 64 envs on 3 seeds (BENCHMARKS.md, "Large batches on
+  Breakout-MinAtar"); on Pong it is untried: the first pieces' curves
+  say whether it learns. It starts from the agent an
   earlier loan brought back (`.device/pong/`, carried, `--init-from`,
   the next seed), or afresh without one, trains until its time is up,
   writes the agent from its last checkpoint (`run.export_learned`:
@@ -205,7 +207,7 @@ SIZES = {
              "ppo_sets": ["num_minibatches=32"],
              "pong_envs": 2048, "pong_frames": 40_000_000,
              "pong_chunk": 20,
-             "pong_sets": ["num_steps=16", "num_minibatches=8",
+             "pong_sets": ["num_steps=16", "num_minibatches=16",
                            "anneal_lr=false"],
              "main_frames": 20_000_000,
              "members": 16, "envs_each": 64,
