@@ -402,17 +402,27 @@ def learned_from(source: str | pathlib.Path, like: core.AgentState
             lag), naming what differs.
     """
     source = pathlib.Path(source)
-    if (source / "learned.json").exists():
-        return checkpoints.load_learned(source, like)
-    if (source / "agent" / "learned.json").exists():
-        return checkpoints.load_learned(source / "agent", like)
-    if not (source / "record.json").exists():
+    saved = next((d for d in (source, source / "agent")
+                  if (d / "learned.json").exists()), None)
+    if saved is None and not (source / "record.json").exists():
         raise ValueError(f"--init-from: {source} is neither a jaxatari "
                          f"train directory nor a saved agent")
-    agent, trained, record = load_trained(source)
-    meta = learned_meta(record, trained, agent.env.frameskip)
-    return checkpoints.with_learned(
-        like, checkpoints.learned_arrays(trained)), meta
+    if saved is not None:
+        meta = json.loads((saved / "learned.json").read_text())
+        load = lambda: checkpoints.load_learned(saved, like)[0]
+    else:
+        agent, trained, record = load_trained(source)
+        meta = learned_meta(record, trained, agent.env.frameskip)
+        load = lambda: checkpoints.with_learned(
+            like, checkpoints.learned_arrays(trained))
+    meta.pop("parts", None)
+    try:
+        return load(), meta
+    except ValueError as error:
+        raise ValueError(
+            f"--init-from {source}: its agent ({meta.get('algo')} on "
+            f"{meta.get('env_id')}) does not fit this run's: {error}"
+        ) from error
 
 
 def export_learned(directory: str | pathlib.Path) -> pathlib.Path:
