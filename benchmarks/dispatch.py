@@ -7,7 +7,12 @@ on one small 6502 program (issue #18's CPU target).
   program as a constant ROM at $1000 (`zero_page_bus`), as the Atari's
   128 bytes and cartridge are.
 * a `lax.switch` interpreter of the 9 opcodes the program uses, one
-  branch per opcode (only the opcode's own work runs). Unbatched, XLA:CPU
+  branch per opcode (only the opcode's own work runs).
+* a `lax.switch` on the opcode to copies of `cpu6502.step` itself, each
+  with its opcode's control row as constants, so XLA folds away what the
+  opcode does not do: the same code as the first design (its bits, by
+  construction and checked), dispatched as the second
+  (`--all-opcodes`: a copy for each of the 256). Unbatched, XLA:CPU
   compiles its loop into one kernel (jaxatari raises the kernel-loop
   threshold on import) and the switch into a jump; a batch runs its
   consoles one after another (`lax.map`), since under `vmap` the switch
@@ -25,6 +30,7 @@ instead of 151, so it bounds what a switch-dispatched CPU could gain; it
 is not a speed of the console.
 
 Usage: python benchmarks/dispatch.py [--steps 200000] [--batches 1 1024]
+       [--all-opcodes]
 """
 from __future__ import annotations
 
@@ -165,9 +171,37 @@ def zero_page_bus() -> cpu6502.Bus:
     return cpu6502.Bus(read=read, write=write)
 
 
-def _designs(steps: int) -> dict[str, tuple[Callable, Callable[[], Any]]]:
-    """name -> (unbatched run, unbatched initial state)."""
+def specialized_run(carry: tuple[Any, Any], steps: int, bus: cpu6502.Bus,
+                    opcodes: list[int]) -> tuple[Any, Any]:
+    """`steps` instructions of `cpu6502.step` itself, dispatched by a
+    `lax.switch` on the opcode to copies of it specialized per opcode:
+    each copy's control row is constants (`control=`), so XLA folds away
+    the paths its opcode does not take. `opcodes` get a copy each; any
+    other opcode the generic step (the last branch)."""
+    def branch(row):
+        constants = [int(v) for v in row]
+        return lambda c: cpu6502.step(c[0], c[1], bus,
+                                      control=lambda _: constants)
+    branches = [branch(cpu6502.CONTROL_TABLE[op]) for op in opcodes] + [
+        lambda c: cpu6502.step(c[0], c[1], bus)]
+    index = np.full(256, len(opcodes), np.int32)
+    index[opcodes] = np.arange(len(opcodes))
+
+    def body(_, c):
+        _, opcode = bus.read(c[1], c[0].pc, c[0].cycles, True)
+        return jax.lax.switch(jnp.asarray(index)[opcode], branches, c)
+    return jax.lax.fori_loop(0, steps, body, carry)
+
+
+def _designs(steps: int, all_opcodes: bool = False
+             ) -> dict[str, tuple[Callable, Callable[[], Any]]]:
+    """name -> (unbatched run, unbatched initial state); with
+    `all_opcodes`, the specialized switch has a copy for each of the 256
+    (about a minute's compile), else for the program's 9."""
     bus = zero_page_bus()
+    opcodes = list(range(256)) if all_opcodes else OPCODES
+    specialized = ("switch of cpu6502.step specialized per opcode"
+                   + (" (all 256)" if all_opcodes else " (the program's 9)"))
 
     def jaxatari_run(carry):
         return cpu6502.run(carry[0], carry[1], bus, steps)
@@ -175,12 +209,16 @@ def _designs(steps: int) -> dict[str, tuple[Callable, Callable[[], Any]]]:
         "cpu6502 (select every path)": (jaxatari_run, lambda: (
             cpu6502.make_state(pc=ORIGIN), jnp.zeros(256, jnp.uint8))),
         "switch (one branch per opcode)": (
-            lambda s: toy_run(s, steps), _toy_state)}
+            lambda s: toy_run(s, steps), _toy_state),
+        specialized: (
+            lambda c: specialized_run(c, steps, bus, opcodes), lambda: (
+                cpu6502.make_state(pc=ORIGIN), jnp.zeros(256, jnp.uint8)))}
 
 
-def check_same(steps: int) -> None:
-    """Both designs end in the same machine after `steps` instructions."""
-    designs = _designs(steps)
+def check_same(steps: int, all_opcodes: bool = False) -> None:
+    """Every design ends in the same machine after `steps` instructions
+    (the specialized switch in all of `cpu6502.step`'s state)."""
+    designs = _designs(steps, all_opcodes)
     cpu, ram = jax.jit(designs["cpu6502 (select every path)"][0])(
         designs["cpu6502 (select every path)"][1]())
     toy = jax.jit(designs["switch (one branch per opcode)"][0])(_toy_state())
@@ -192,6 +230,12 @@ def check_same(steps: int) -> None:
     assert ours == theirs, (ours, theirs)
     assert np.array_equal(np.asarray(ram), np.asarray(toy.ram))
     assert np.asarray(ram)[0x80:0x90].any()
+    for name, (run, init) in designs.items():
+        if name.startswith("switch of cpu6502.step"):
+            for x, y in zip(jax.tree.leaves((cpu, ram)),
+                            jax.tree.leaves(jax.jit(run)(init())),
+                            strict=True):
+                assert np.array_equal(np.asarray(x), np.asarray(y)), name
 
 
 def measure(name: str, run: Callable, init: Callable[[], Any], batch: int,
@@ -226,11 +270,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200_000)
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 1024])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--all-opcodes", action="store_true",
+                        help="specialize all 256 opcodes, not the 9")
     args = parser.parse_args()
-    check_same(1000)
+    check_same(1000, args.all_opcodes)
     for batch in args.batches:
         steps = max(args.steps // batch, 100)
-        for name, (run, init) in _designs(steps).items():
+        for name, (run, init) in _designs(steps, args.all_opcodes).items():
             print(json.dumps(measure(name, run, init, batch, steps,
                                      args.repeats)), flush=True)
 
