@@ -106,11 +106,13 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   Breakout-MinAtar"); on Pong it is untried: the first pieces' curves
   say whether it learns. It starts from the agent an
   earlier loan brought back (`.device/pong/`, carried, `--init-from`,
-  the next seed), or afresh without one, trains until its time is up,
-  writes the agent from its last checkpoint (`run.export_learned`:
+  the next seed), or afresh without one, and trains until its time is
+  up. The run writes its agent after each checkpoint (`agent/`:
   parameters and Adam's state, about 20 MB in 2 files, without the
-  2,048 consoles) and brings back its record, metrics and agent
-  (`$OUT/pong/`: 5 files; run it in a call of its own). After the call: `python benchmarks/gpu_session.py keep-pong
+  2,048 consoles; `run.export_learned` writes it from the last checkpoint
+  if a kill came between the two saves), and the stage brings back its
+  record, metrics and agent (`$OUT/pong/`: 5 files; run it in a call of
+  its own). After the call: `python benchmarks/gpu_session.py keep-pong
   FILES_AT` copies them to `.device/pong/` for the next loan and appends
   the piece to `benchmarks/results/pong_pieces.jsonl`.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
@@ -825,18 +827,26 @@ def _resumable(results: Results, command: list[str], run_dir: pathlib.Path,
             shutil.copy(run_dir / name, results.path.parent / target)
 
 
+def _pong_ppo_command(size: dict[str, Any], prefix: str,
+                      run_dir: pathlib.Path) -> list[str]:
+    """`jaxatari train pong --algo ppo` with `size`'s `<prefix>_envs`,
+    `_frames`, `_chunk` and `_sets`, into `run_dir`, without a GIF."""
+    return [sys.executable, "-m", "jaxatari.agents.run", "pong",
+            "--algo", "ppo", "--num-envs", str(size[f"{prefix}_envs"]),
+            "--frames", str(size[f"{prefix}_frames"]), "--out", str(run_dir),
+            "--checkpoint-every", str(size[f"{prefix}_chunk"]),
+            "--gif-steps", "0", "--no-progress"] + [
+                arg for item in size[f"{prefix}_sets"]
+                for arg in ("--set", item)]
+
+
 def stage_ppo(results: Results, size: dict[str, Any],
               seconds: float) -> None:
     """PPO on Pong until its time is up, resumed from its last checkpoint
     when an earlier call on this machine ran it; its metrics come back as
     they are written (one chunk of updates at a time)."""
     run_dir = pathlib.Path("/tmp/jaxatari-gpu-ppo")
-    command = [sys.executable, "-m", "jaxatari.agents.run", "pong",
-               "--algo", "ppo", "--num-envs", str(size["ppo_envs"]),
-               "--frames", str(size["ppo_frames"]), "--out", str(run_dir),
-               "--checkpoint-every", str(size["ppo_chunk"]),
-               "--gif-steps", "0", "--no-progress"] + [
-                   arg for item in size["ppo_sets"] for arg in ("--set", item)]
+    command = _pong_ppo_command(size, "ppo", run_dir)
     _resumable(results, command, run_dir, "record.json", seconds,
                {"metrics.jsonl": "ppo_metrics.jsonl",
                 "record.json": "ppo_record.json"})
@@ -856,19 +866,14 @@ def stage_pong(results: Results, size: dict[str, Any],
     earlier loan left one, until the time is up; the piece's agent, record
     and metrics come back under `$OUT/pong/`."""
     run_dir = pathlib.Path("/tmp/jaxatari-gpu-pong")
-    shutil.rmtree(run_dir, ignore_errors=True)
-    command = [sys.executable, "-m", "jaxatari.agents.run", "pong",
-               "--algo", "ppo", "--num-envs", str(size["pong_envs"]),
-               "--frames", str(size["pong_frames"]), "--out", str(run_dir),
-               "--checkpoint-every", str(size["pong_chunk"]),
-               "--gif-steps", "0", "--no-progress"] + [
-                   arg for item in size["pong_sets"] for arg in ("--set", item)]
+    shutil.rmtree(run_dir, ignore_errors=True)     # a new piece each call
+    command = _pong_ppo_command(size, "pong", run_dir)
     learned = PONG_PIECE / "agent" / "learned.json"
     if learned.exists():      # each piece its own seed: other envs, keys
         seed = json.loads(learned.read_text())["seed"] + 1
         command += ["--init-from", str(learned.parent), "--seed", str(seed)]
     # Leave a minute to write the agent and copy it out.
-    _resumable(results, command, run_dir, "never", seconds - 60, {})
+    _resumable(results, command, run_dir, "record.json", seconds - 60, {})
     from jaxatari.agents import run as train_run
     if (run_dir / "record.json").exists() and not (
             run_dir / "agent" / "learned.json").exists():

@@ -145,10 +145,8 @@ def _restored_part(saved: dict[str, np.ndarray], like: Any,
             raise ValueError(
                 f"{name}{path}: saved {got.dtype}{list(got.shape)}, this "
                 f"run's {want.dtype}{list(want.shape)}")
-    leaves = [saved[jax.tree_util.keystr(path)] for path, _ in
-              jax.tree_util.tree_flatten_with_path(like)[0]]
-    return jax.tree.unflatten(jax.tree.structure(like),
-                              [jax.numpy.asarray(x) for x in leaves])
+    return jax.tree.unflatten(jax.tree.structure(like), [
+        jax.numpy.asarray(saved[path]) for path in wanted])
 
 
 def with_learned(like: Any, arrays: dict[str, dict[str, np.ndarray]]

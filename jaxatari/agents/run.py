@@ -176,17 +176,14 @@ class TrainingRun:
         fresh = jax.jit(self.agent.init)(jax.random.key(self.options.seed),
                                          self.config.hparams())
         if not self.options.resume:
-            if (self.out / "record.json").exists() or (
-                    self.out / "checkpoints").exists() and any(
-                    p.name.isdigit() for p in
-                    (self.out / "checkpoints").iterdir()):
+            self.record = {**self.identity, **records.provenance(),
+                           "status": "running"}
+            fresh = self._warm_start(fresh)     # refusals before DIR is made
+            self._open_checkpoints()
+            if (self.out / "record.json").exists() or self.checkpoints.latest():
                 raise ValueError(
                     f"{self.out} already holds a run; pass --resume to "
                     f"continue it, or choose another --out")
-            self.record = {**self.identity, **records.provenance(),
-                           "status": "running"}
-            fresh = self._warm_start(fresh)     # before DIR is made
-            self._open_checkpoints()
             records.write_json(self.out / "record.json", self.record)
             return fresh, 0
         old = _check_resume(self.out, self.identity)
@@ -283,8 +280,7 @@ class TrainingRun:
         frames = lines[-1]["frames"] if lines else 0
         returns = [line["episode_return"] for line in lines[-max(
             1, len(lines) // 10):] if line["episode_return"] is not None]
-        earlier = (self.record.get("init_from_agent") or {}).get(
-            "total_frames", 0)
+        earlier = _frames_before(self.record)
         self.record.update(
             status="finished", seconds=seconds,
             compile_seconds=compile_seconds,
@@ -377,11 +373,15 @@ def learned_meta(record: dict[str, Any], state: core.AgentState,
     and commit, its update, and the frames it trained (`total_frames`
     with those of the agents it started from)."""
     frames = int(state.env_steps) * frameskip
-    earlier = (record.get("init_from_agent") or {}).get("total_frames", 0)
     return {"env_id": record["env_id"], "algo": record["algo"],
             "seed": record["seed"], "git_sha": record.get("git_sha"),
             "update": int(state.update), "frames": frames,
-            "total_frames": frames + earlier}
+            "total_frames": frames + _frames_before(record)}
+
+
+def _frames_before(record: dict[str, Any]) -> int:
+    """The frames the agents a run started from trained (0 from scratch)."""
+    return (record.get("init_from_agent") or {}).get("total_frames", 0)
 
 
 def learned_from(source: str | pathlib.Path, like: core.AgentState
