@@ -73,28 +73,20 @@ def switched_step(opcodes: list[int]) -> Callable:
     index = np.full(256, len(opcodes), np.int32)
     index[opcodes] = np.arange(len(opcodes))
 
-    def branch(row):
-        def run(board, inputs, state, running, axis_name, latched):
-            if row is None:
-                return KEPT_STEP(board, inputs, state, running, axis_name,
-                                 latched)
-            constants = [int(v) for v in row]
-            with patched(cpu6502, "step", functools.partial(
-                    KEPT_CPU_STEP, control=lambda _: constants)):
-                return KEPT_STEP(board, inputs, state, running, axis_name,
-                                 latched)
-        return run
-
     def step(board, inputs, state, running, axis_name, latched=False):
+        def copy(row):          # the step, its control row constants
+            def run(state):
+                control = (cpu6502.step if row is None else
+                           functools.partial(KEPT_CPU_STEP, control=lambda
+                                             _: [int(v) for v in row]))
+                with patched(cpu6502, "step", control):
+                    return KEPT_STEP(board, inputs, state, running,
+                                     axis_name, latched)
+            return run
         opcode = atari_bus.peek(board, state, state.cpu.pc)[0]
-        branches = [functools.partial(
-            branch(row), board, inputs, running=running,
-            axis_name=axis_name, latched=latched)
-            for row in [cpu6502.CONTROL_TABLE[op] for op in opcodes]
-            + [None]]
+        branches = [copy(cpu6502.CONTROL_TABLE[op]) for op in opcodes]
         return jax.lax.switch(jnp.asarray(index)[opcode],
-                              [lambda s, f=f: f(state=s) for f in branches],
-                              state)
+                              branches + [copy(None)], state)
     return step
 
 
