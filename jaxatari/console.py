@@ -306,10 +306,19 @@ def _compacts(batched, pc: jax.Array) -> bool:
 def compacted_size(batch: int) -> int:
     """How many consoles of a batch `tia_gather.write_compacted` draws at
     once, or 0 to draw them all (small batches, where gathering costs
-    more)."""
+    more).
+
+    3/16 of the batch: at an instruction, about a sixth of an env's
+    consoles write the TIA (Pong: some 1,200 writes in 6,800
+    instructions), and a draw costs its whole chunk, used or not. Against
+    3/8, the preset's step ran 1.10x to 1.24x faster (Pong, Breakout,
+    Ms. Pac-Man at 256 envs, Pong at 1,024) and a 16-game batch 1.0x to
+    1.20x (16 to 256 consoles). On Pong's preset at 256 envs, 1/16 and
+    1/4 were slower and 1/8 within 4% either way of it across the three
+    games (BENCHMARKS.md, "How many consoles a compacted draw gathers")."""
     if batch < COMPACT_MIN_BATCH:
         return 0
-    return -(-batch * 3 // 8)
+    return -(-batch * 3 // 16)
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
