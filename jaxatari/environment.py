@@ -63,7 +63,7 @@ from jax.experimental import checkify
 
 from jaxatari import cart as cartridge
 from jaxatari import (boot_cache, console, games, lowering, palette,
-                      reset_carry, system_rng, tia)
+                      reset_carry, spaces, system_rng, tia)
 from jaxatari.ale_sequences import (ConsoleDriver, load_rom,
                                     reset_game)
 from jaxatari.controls import (Controls, controller_inputs, move_paddle,
@@ -410,6 +410,26 @@ class AtariEnv:
     def default_params(self) -> EnvParams:
         """`make_params()` for the env's mode and difficulty."""
         return self.make_params()
+
+    @property
+    def name(self) -> str:
+        """The game's id (`jaxatari.make`'s)."""
+        return self.rules.rom_id
+
+    @property
+    def num_actions(self) -> int:
+        """How many actions `step` takes: `len(action_set)`."""
+        return len(self.action_set)
+
+    def action_space(self, params: EnvParams | None = None
+                     ) -> spaces.Discrete:
+        """gymnax's `Discrete` over the indices of `action_set`."""
+        del params
+        return spaces.action_space(self)
+
+    def observation_space(self, params: EnvParams) -> spaces.Box:
+        """gymnax's `Box` of the observation for `params.obs_type`."""
+        return spaces.observation_space(self, params)
 
     # ------------------------------------------------------------------ API
     def observation(self, state: EnvState, params: EnvParams) -> jax.Array:

@@ -56,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import boot_cache, environment, reset_carry, settings
+from jaxatari import boot_cache, environment, reset_carry, settings, spaces
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
 FIRE = 1  # ALE's PLAYER_A_FIRE
@@ -200,6 +200,10 @@ class _Wrapper:
         """The auto-reset after an episode ending in `played`; a wrapper
         whose state is not its env's own passes on the env's part."""
         return reset_after(self.env, key, played, params, done)
+
+    def observation_space(self, params: Any) -> spaces.Box:
+        """gymnax's `Box` of this wrapper's observation (its `reset`'s)."""
+        return spaces.observation_space(self, params)
 
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, action: jax.Array,
@@ -481,6 +485,11 @@ class VecEnv(_Wrapper):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
+
+    def observation_space(self, params: Any) -> spaces.Box:
+        """One env's observation space (gymnax's and PureJaxRL's vector
+        wrappers give the single env's, as `action_space` does here)."""
+        return self.env.observation_space(params)
 
     @functools.partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array, params: Any):
