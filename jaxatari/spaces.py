@@ -10,23 +10,26 @@ of them still run).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
-from gymnax.environments.spaces import Box, Discrete
 
-__all__ = ["Box", "Discrete", "action_space", "observation_space"]
+if TYPE_CHECKING:   # importing gymnax starts JAX's backend, which must
+    # wait for `jax.distributed.initialize` (`jaxatari sweep`'s processes)
+    from gymnax.environments.spaces import Box, Discrete
 
 
 def action_space(env: Any) -> Discrete:
     """Discrete over the indices of `env.action_set`."""
+    from gymnax.environments.spaces import Discrete
     return Discrete(len(env.action_set))
 
 
 def observation_space(env: Any, params: Any) -> Box:
     """Box of `env.reset`'s observation: bytes in [0, 255], floats (a
     scaled observation) in [0, 1]."""
+    from gymnax.environments.spaces import Box
     obs, _ = jax.eval_shape(lambda key: env.reset(key, params),
                             jax.random.key(0))
     high = 255 if jnp.issubdtype(obs.dtype, jnp.integer) else 1.0
