@@ -6,7 +6,7 @@ actions, from the preset's reset (its NOOP starts put the consoles out of
 step, as in training); `--warm` steps first, then the median of
 `--repeats` timed steps. Each chunk runs in a process of its own, so
 that no jit cache keeps another chunk's program: the chunk is a
-fraction of the batch in sixteenths (`--sixteenths 6` was the rule until
+fraction of the batch in sixteenths (`console.COMPACT_SIXTEENTHS`) (`--sixteenths 6` was the rule until
 2026-11-28, 3 is today's).
 
 Prints one JSON line per (game, sixteenths).
@@ -36,12 +36,7 @@ def one(game: str, envs: int, sixteenths: int, warm: int,
     import jaxatari
     from jaxatari import console
 
-    def size(batch: int) -> int:
-        if batch < console.COMPACT_MIN_BATCH:
-            return 0
-        return -(-batch * sixteenths // 16)
-
-    console.compacted_size = size   # read while tracing the step
+    console.COMPACT_SIXTEENTHS = sixteenths   # read while tracing the step
     env, params = jaxatari.make_atari(game, num_envs=envs)
     _, state = env.reset(jax.random.key(0), params)
     step = jax.jit(env.step)
@@ -57,7 +52,7 @@ def one(game: str, envs: int, sixteenths: int, warm: int,
         if k >= warm:
             seconds.append(time.perf_counter() - start)
     return {"measure": "preset_step", "game": game, "envs": envs,
-            "sixteenths": sixteenths, "chunk": size(envs),
+            "sixteenths": sixteenths, "chunk": console.compacted_size(envs),
             "seconds_per_step": statistics.median(seconds),
             "steps": [round(s, 3) for s in seconds],
             "backend": jax.default_backend(),

@@ -117,6 +117,7 @@ BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
 # `compacted_size`: smaller batches draw all (and on the CPU, their frame
 # loop is one kernel: `updates`).
 COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
+COMPACT_SIXTEENTHS = 3   # `compacted_size`'s share of the batch, in 16ths
 
 
 class Inputs(NamedTuple):
@@ -308,9 +309,10 @@ def compacted_size(batch: int) -> int:
     once, or 0 to draw them all (small batches, where gathering costs
     more).
 
-    3/16 of the batch: at an instruction, about a sixth of an env's
-    consoles write the TIA (Pong: some 1,200 writes in 6,800
-    instructions), and a draw costs its whole chunk, used or not. Against
+    `COMPACT_SIXTEENTHS` (3) sixteenths of the batch: at an instruction,
+    about a sixth of an env's consoles write the TIA (Pong: some 1,200
+    writes in 6,800 instructions), and a draw costs its whole chunk, used
+    or not. Against
     3/8, the preset's step ran 1.10x to 1.24x faster (Pong, Breakout,
     Ms. Pac-Man at 256 envs, Pong at 1,024) and a 16-game batch 1.0x to
     1.20x (16 to 256 consoles). On Pong's preset at 256 envs, 1/16 and
@@ -318,7 +320,7 @@ def compacted_size(batch: int) -> int:
     games (BENCHMARKS.md, "How many consoles a compacted draw gathers")."""
     if batch < COMPACT_MIN_BATCH:
         return 0
-    return -(-batch * 3 // 16)
+    return -(-batch * COMPACT_SIXTEENTHS // 16)
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
