@@ -22,8 +22,9 @@ environment of its own (the test suite must not see a CUDA plugin), and
 
 (the constraints check wants cuDNN and a driver, which compiling does
 not). Prints one JSON line per program: its instruction loops' launches
-a trip (every loop's, for `--program preset`), the compile's seconds, and
-XLA's buffer plan in bytes per console.
+a trip (every loop's, for `--program preset`), the seconds of the
+trace and lowering and of the compile, and XLA's buffer plan in bytes
+per console.
 """
 from __future__ import annotations
 
@@ -96,40 +97,38 @@ def compile_frame(game: str, batch: int, render: bool, shape: str,
     `benchmarks/lowering.py frames` runs it), the accelerator's loop
     shaped as `shape` (`lowering.LOOP_SHAPES`), its TIA draws for gathered
     consoles or (not `gathers`) for all (`lowering.GATHER_SHARES`),
-    compiled for the GPU; and the compile's seconds."""
+    compiled for the GPU; and the seconds (`_compile`)."""
     board, state, inputs = _consoles(game, 1, True)   # shapes only: a
     # batch of 256K consoles would not fit this machine's memory
     batched = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(
         (batch,) + x.shape[1:], x.dtype, sharding=sharding), tree)
     shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
+    begin = time.perf_counter()
     with lowering.loop_shape(shape), lowering.gather_shares(**shares):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
                                                            render)))
         lowered = step.lower(batched(state), batched(inputs))
-    begin = time.perf_counter()
-    compiled = lowered.compile()
-    return compiled, time.perf_counter() - begin
+    return _compile(lowered, begin)
 
 
 def compile_preset_step(game: str, batch: int, shape: str,
                         sharding: jax.sharding.Sharding):
     """The preset's step (`jaxatari bench`'s workload: 4 frames, 2 drawn,
     max-pooled, resized, stacked), vmapped over `batch` envs, compiled
-    for the GPU; and the compile's seconds."""
+    for the GPU; and the seconds (`_compile`)."""
     from jaxatari import bench
     env, params = bench.jaxatari_workload(game)
     keys = jax.random.split(jax.random.key(0), batch)
     _, state = jax.eval_shape(jax.vmap(env.reset, in_axes=(0, None)), keys,
                               params)
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    begin = time.perf_counter()
     with lowering.loop_shape(shape):
         lowered = step.lower(
             _specs(keys, sharding), _specs(state, sharding),
             _spec(jax.ShapeDtypeStruct((batch,), jnp.int32), sharding),
             _specs(params, sharding))
-    begin = time.perf_counter()
-    compiled = lowered.compile()
-    return compiled, time.perf_counter() - begin
+    return _compile(lowered, begin)
 
 
 def compile_a2c_update(game: str, batch: int, shape: str,
@@ -137,7 +136,7 @@ def compile_a2c_update(game: str, batch: int, shape: str,
     """One update of an A2C agent on the preset (`jaxatari.agents.a2c`,
     `batch` envs: a rollout of the preset's steps, then the learning
     step), as `jaxatari train` runs it, compiled for the GPU; and the
-    compile's seconds."""
+    seconds (`_compile`)."""
     from jaxatari.agents import a2c
     from jaxatari.agents import envs as agent_envs
     env, params = agent_envs.make_env(game)
@@ -145,11 +144,20 @@ def compile_a2c_update(game: str, batch: int, shape: str,
     learner = a2c.make(config, agent_envs.unbatched(env), params)
     state = jax.eval_shape(learner.init, jax.random.key(0),
                            config.hparams())
+    begin = time.perf_counter()
     with lowering.loop_shape(shape):
         lowered = jax.jit(learner.update).lower(_specs(state, sharding))
-    begin = time.perf_counter()
+    return _compile(lowered, begin)
+
+
+def _compile(lowered, begin: float):
+    """`lowered` compiled, and the seconds of its trace and lowering
+    (since `begin`) and of its compile."""
+    lowered_at = time.perf_counter()
     compiled = lowered.compile()
-    return compiled, time.perf_counter() - begin
+    return compiled, {"trace_lower_s": round(lowered_at - begin, 1),
+                      "compile_s": round(time.perf_counter() - lowered_at,
+                                         1)}
 
 
 def _bytes_per_console(compiled, batch: int) -> dict:
@@ -202,7 +210,7 @@ def main() -> None:
             "render": args.render,
             "loop_shape": shape, "gathers": gathers == "on",
             "target": "H100 (deviceless)",
-            "compile_s": round(seconds, 1),
+            **seconds,
             "bytes_per_console": _bytes_per_console(compiled, args.batch),
             ("launches_per_trip" if args.program != "frame" else
              "launches_per_instruction"): [r["per_trip"] for r in loops],

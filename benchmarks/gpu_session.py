@@ -8,10 +8,10 @@ prepares here and runs one command there:
 
     python benchmarks/gpu_session.py prepare     # here: .device/wheels
     # device tool: run(command="python3 benchmarks/gpu_session.py run
-    #     --minutes 7.5", carry=[".device"], timeout_s=470)
+    #     --minutes 6 --stages sweep", carry=[".device"], timeout_s=380)
     # then, at once on the warm machine (its idle release is 30 s):
-    #     run --minutes 5.5 --stages population saturation profile
-    #     (timeout_s=350)
+    #     run --minutes 7.3 --stages pong (timeout_s=460)
+    python benchmarks/gpu_session.py keep-pong FILES_AT   # here, after
 
 `run` installs the carried wheels into a folder of /tmp (no network),
 adds `FUSION_AUTOTUNER_OFF` to XLA's flags where the device's XLA
@@ -28,13 +28,16 @@ In order (`DEFAULT_STAGES`):
 
 * `smoke`: versions, devices, Pong's preset booted on the host's CPU.
 * `kernel`: undrawn Pong frames with the plain kernel in the
-  accelerator's loop (`jaxatari.plain_kernel`, the GPU's default: 89K
-  frames/s at 64K on the seventh loan, 3.3x XLA's loop, when it stopped
-  at every TIA access; it now queues TIA writes, and Pong takes 448 trips
-  a frame instead of 1,344), then XLA's loop alone (its draws gathered),
-  at 64K, with whether both ended in the same state (a digest computed on
-  the GPU); the kernel at 4K; then the kernel at 64K applying 8 and 2
-  queued writes a trip instead of 4 (`console.QUEUE_APPLIED`).
+  accelerator's loop (`jaxatari.plain_kernel`, the GPU's default), TIA
+  writes queued: 90K frames/s at 64K on the eighth loan (an H100), as the
+  seventh loan's kernel that stopped at every TIA access did on an H200,
+  and its 64K digest is the CPU lowering's (`lowering.py --cpu-digest`).
+  Now the batches of `size["kernel_batches"]` (4K: launches bind the loop
+  there, and queued writes cut a frame's launches 2.4x); with
+  `kernel_against_xla`, XLA's loop alone at the first batch too (digests
+  compared); then the kernel at the first batch with each of
+  `size["kernel_applied"]` queued writes applied a trip instead of 4
+  (`console.QUEUE_APPLIED`).
 * `gathers`: raw undrawn Pong frames in XLA's accelerator loop alone
   (no plain kernel) at 4K, the TIA's draws for every console in place
   (off) against for gathered consoles (on, the default since 2026-11-27:
@@ -92,7 +95,8 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   64 envs, 4 generations of 4 updates (#20's "a PBT sweep on Pong"), its
   members' lines and record brought back; resumed by a later call on the
   same machine. It compiles a program like `population`'s, so it needs a
-  call of its own too.
+  call of its own too: on the eighth loan 165 s ended before its first
+  generation's lines (`run --minutes 6 --stages sweep` next).
 * `ppo`: `jaxatari train pong --algo ppo`, resumable by a second call;
   not worth a loan at today's speed.
 * `pong`: #19's PPO on Pong to +18, trained in pieces across loans (a
@@ -107,7 +111,9 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   say whether it learns. It starts from the agent an
   earlier loan brought back (`.device/pong/`, carried, `--init-from`,
   the next seed), or afresh without one, and trains until its time is
-  up. The run writes its agent after each checkpoint (`agent/`:
+  up (the eighth loan's first piece had 262 s: its boot, its compile
+  and the first 20 updates did not fit, so it checkpoints every 5
+  updates now). The run writes its agent after each checkpoint (`agent/`:
   parameters and Adam's state, about 20 MB in 2 files, without the
   2,048 consoles; `run.export_learned` writes it from the last checkpoint
   if a kill came between the two saves), and the stage brings back its
@@ -183,12 +189,12 @@ STAGES = ("smoke", "gathers", "kernel", "triton", "frames", "main",
           "population", "sweep", "ppo", "resets", "pong")
 DEFAULT_STAGES = ("smoke", "kernel", "throughput")
 """What `run` runs unless `--stages` says otherwise. On the device a
-program compiles in 36 to 72 s (the seventh loan), so a call measures a
-few programs: first the plain kernel against XLA's loop (the design the
-next work hangs on), then the preset on Pong, where the kernel runs. A
-second call at once on the warm machine: `run --minutes 6 --stages
-population saturation profile` (the seventh loan ran them in calls of
-their own, in 162, 48 and 56 s). The rest run by name."""
+program compiled in 36 to 72 s on the seventh loan, and in 100 s or more
+on the eighth (TIA writes queued in the kernel), so a call measures a few
+programs: the plain kernel, then the preset on Pong, where the kernel
+runs. The next loan's plan (BENCHMARKS.md, "The next loan") names its
+stages instead: `sweep`, then `pong`, a call each. The rest run by
+name."""
 SHARES = {"smoke": 0.08, "gathers": 0.2, "kernel": 0.5, "triton": 0.04,
           "saturation": 0.25, "profile": 0.22, "throughput": 0.42,
           "frames": 0.17, "flags": 0.3, "main": 0.15, "pallas": 0.06,
@@ -201,14 +207,14 @@ SIZES = {
     "full": {"name": "full", "pong_batches": [4096, 32768],
              "other_batches": [4096], "steps": 1, "max_call": 30.0,
              "frame_batches": [4096, 65536], "frame_repeats": 2,
-             "gather_batches": [4096], "kernel_batches": [65536, 4096],
-             "kernel_applied": [8, 2],
+             "gather_batches": [4096], "kernel_batches": [4096],
+             "kernel_against_xla": False, "kernel_applied": [],
              "saturation_batch": 262144, "saturation_floor": 131072,
              "cpu_lowering_batch": 4096, "profile_batch": 65536,
              "ppo_envs": 256, "ppo_frames": 20_000_000, "ppo_chunk": 5,
              "ppo_sets": ["num_minibatches=32"],
              "pong_envs": 2048, "pong_frames": 40_000_000,
-             "pong_chunk": 20,
+             "pong_chunk": 5,
              "pong_sets": ["num_steps=16", "num_minibatches=16",
                            "anneal_lr=false"],
              "main_frames": 20_000_000,
@@ -221,6 +227,7 @@ SIZES = {
     "tiny": {"name": "tiny", "pong_batches": [2, 4], "other_batches": [2],
              "steps": 1, "max_call": 20.0, "frame_batches": [2, 4],
              "gather_batches": [4], "kernel_batches": [8, 4],
+             "kernel_against_xla": True,
              "kernel_applied": [8],
              "frame_repeats": 1, "saturation_batch": 8, "saturation_floor": 4,
              "cpu_lowering_batch": 2, "profile_batch": 2,
@@ -557,11 +564,12 @@ def stage_kernel(results: Results, size: dict[str, Any],
                  seconds: float) -> None:
     """Undrawn Pong frames (`benchmarks/lowering.py frames`, a shared
     board) with the plain kernel in the accelerator's loop (the GPU's
-    default, `jaxatari.plain_kernel`, TIA writes queued), then XLA's loop
-    alone (its draws gathered), at the first of `size["kernel_batches"]`,
-    with whether both ended in the same state (the digests of the same
-    frames from the same consoles, computed on the device); the kernel at
-    the other batches; then the kernel at the first batch with each of
+    default, `jaxatari.plain_kernel`, TIA writes queued) at the first of
+    `size["kernel_batches"]`; with `size["kernel_against_xla"]`, XLA's
+    loop alone (its draws gathered) there too, with whether both ended in
+    the same state (the digests of the same frames from the same
+    consoles, computed on the device); the kernel at the other batches;
+    then the kernel at the first batch with each of
     `size["kernel_applied"]` queued writes applied a trip."""
     lowering = _benchmark("lowering")
     repeats = size["frame_repeats"]
@@ -569,10 +577,11 @@ def stage_kernel(results: Results, size: dict[str, Any],
     kernel = lowering.frames("pong", "accelerator", first, False, repeats,
                              True, digest=True)
     results.add({**kernel, **_memory()})
-    xla = lowering.frames("pong", "accelerator", first, False, repeats,
-                          True, digest=True, kernel="off")
-    results.add({**xla, **_memory(),
-                 "same_state_as_kernel": xla["digest"] == kernel["digest"]})
+    if size["kernel_against_xla"]:
+        xla = lowering.frames("pong", "accelerator", first, False, repeats,
+                              True, digest=True, kernel="off")
+        results.add({**xla, **_memory(), "same_state_as_kernel":
+                     xla["digest"] == kernel["digest"]})
     for batch in others:
         results.add({**lowering.frames("pong", "accelerator", batch, False,
                                        repeats, True, digest=True),

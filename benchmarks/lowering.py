@@ -8,6 +8,11 @@
   batch (consoles from the game's cached reset states).
 * `compile`: trace, lower and compile seconds of the preset's step as a
   user jits it (the default lowering), with no compilation cache.
+* `cpu_digest` (`--cpu-digest BATCH`): the CPU lowering's `state_digest`
+  after the frames that `frames(..., digest=True)` runs at BATCH, run
+  here a chunk of consoles at a time (they are independent), so that a
+  GPU's row at 64K consoles is checked on a machine whose memory holds
+  8K of them.
 
 Prints one JSON line per measurement.
 
@@ -160,6 +165,45 @@ def state_digest(state) -> str:
     return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 
 
+def cpu_digest(game: str, batch: int, repeats: int = 2,
+               chunk: int = 4096) -> dict:
+    """The CPU lowering's `state_digest` of the state that `frames(game,
+    variant, batch, False, repeats, True, digest=True)` ends in: the same
+    consoles and inputs, 1 + `repeats` undrawn frames, run `chunk`
+    consoles at a time, each chunk's share of the digest's sums added on
+    the host (they wrap, as on the device)."""
+    board, state, inputs = _consoles(game, batch, True)
+    step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i, False)))
+    sums, begin = None, time.perf_counter()
+    with lowering.forced(lowering.CPU):
+        for start in range(0, batch, chunk):
+            end, part = jax.tree.map(lambda x: x[start:start + chunk],
+                                     (state, inputs))
+            for _ in range(1 + repeats):
+                end = step(end, part)
+            shares = np.array(_digest_sums(jax.device_get(end), start))
+            sums = shares if sums is None else sums + shares   # wraps
+    return {"measure": "cpu_digest", "game": game, "batch": batch,
+            "frames_run": 1 + repeats, "chunk": chunk,
+            "seconds": round(time.perf_counter() - begin, 1),
+            "digest": hashlib.sha256(sums.tobytes()).hexdigest()[:16]}
+
+
+def _digest_sums(state, first: int) -> list:
+    """Each leaf's share of `state_digest`'s weighted sums for consoles
+    `first` onward of the batch (`state` holds some of its consoles)."""
+    sums = []
+    with np.errstate(over="ignore"):
+        for leaf in jax.tree.leaves(state):
+            words = np.asarray(leaf).astype(np.uint32).reshape(-1)
+            offset = first * (words.size // len(leaf))
+            weights = (np.arange(offset, offset + words.size,
+                                 dtype=np.uint64) * 2654435761 + 1
+                       ).astype(np.uint32)
+            sums.append(np.sum(words * weights, dtype=np.uint32))
+    return sums   # uint32 scalars: an array of them adds with wrapping
+
+
 def _instruction_loop_launches(step, args, path: str) -> dict:
     """Writes `step`'s optimized HLO to `path`; the kernel launches of one
     trip of its instruction loop (`hlo_launches.per_trip`)."""
@@ -210,7 +254,15 @@ def main() -> None:
                         "(on, the default) or for all in place (off)")
     parser.add_argument("--hlo-dir", help="frames: write each program's "
                         "optimized HLO here and count its launches")
+    parser.add_argument("--cpu-digest", type=int, metavar="BATCH",
+                        help="only the CPU lowering's digest of BATCH "
+                        "consoles' frames (`cpu_digest`), to check a "
+                        "GPU's `frames` row")
     args = parser.parse_args()
+    if args.cpu_digest:
+        print(json.dumps(cpu_digest(args.game, args.cpu_digest,
+                                    args.repeats)), flush=True)
+        return
     if "audit" not in args.skip:
         for variant in args.variants:
             print(json.dumps(audit(args.game, variant)), flush=True)
