@@ -818,14 +818,18 @@ def _resumable(results: Results, command: list[str], run_dir: pathlib.Path,
     """Runs `command` (a training run writing to `run_dir`) until it ends
     or `seconds` run out, with `--resume` when an earlier call on this
     machine left `run_dir / marker`; then brings `run_dir`'s files
-    `copies` back under their new names."""
+    `copies` back under their new names. JAX logs each program's trace,
+    lowering and compile seconds (`JAX_LOG_COMPILES`) into the stage's
+    log: on the eighth loan two such runs ended before their first line,
+    and the log did not say where their minutes went."""
     if (run_dir / marker).exists():
         command = command + ["--resume"]
     results.add({"command": " ".join(command[1:])})
     begin = time.perf_counter()
     try:
-        code = subprocess.run(command, timeout=max(seconds - 10, 5)
-                              ).returncode
+        code = subprocess.run(
+            command, timeout=max(seconds - 10, 5),
+            env={**os.environ, "JAX_LOG_COMPILES": "1"}).returncode
         results.add({"exit_code": code,
                      "wall_s": round(time.perf_counter() - begin, 1)})
     except subprocess.TimeoutExpired:

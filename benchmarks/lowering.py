@@ -101,33 +101,38 @@ def frames(game: str, variant: str, batch: int, render: bool,
     The frames are consecutive, each call's state donated to the next (so
     a console holds one state, not the three the H100's first timing
     held: 238 KB a console at 65,536 there, against about 103 KB of
-    arguments and temporaries as XLA plans the program for an H100)."""
+    arguments and temporaries as XLA plans the program for an H100).
+    The first call (`first_call_s`) is the trace and lowering
+    (`trace_lower_s`), the compile (`compile_s`) and one frame."""
     board, state, inputs = _consoles(game, batch, shared_board)
     launches = {}
     shape = shape or lowering.DEFAULT_LOOP_SHAPE
     shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
     with lowering.forced(variant), lowering.loop_shape(shape), \
             lowering.gather_shares(**shares), lowering.plain_kernel(kernel):
+        shapes = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype,
+                                           sharding=x.sharding), state)
         if shared_board:
             step = jax.jit(jax.vmap(
                 lambda s, i: console.frame(board, s, i, render)),
                 donate_argnums=0)
-            call = lambda s: step(s, inputs)
+            args = lambda s: (s, inputs)
         else:
             step = jax.jit(jax.vmap(
                 lambda b, s, i: console.frame(b, s, i, render)),
                 donate_argnums=1)
-            call = lambda s: step(board, s, inputs)
-        shapes = jax.tree.map(
-            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype,
-                                           sharding=x.sharding), state)
-        start = time.perf_counter()
+            args = lambda s: (board, s, inputs)
+        begin = time.perf_counter()
+        lowered = step.lower(*args(shapes))
+        lowered_at = time.perf_counter()
+        compiled = lowered.compile()
+        compiled_at = time.perf_counter()
+        call = lambda s: compiled(*args(s))
         state = jax.block_until_ready(call(state))
-        first = time.perf_counter() - start
+        first = time.perf_counter() - begin
         if hlo:
-            launches = _instruction_loop_launches(
-                step, (shapes, inputs) if shared_board
-                else (board, shapes, inputs), hlo)
+            launches = _instruction_loop_launches(compiled, hlo)
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
@@ -142,7 +147,10 @@ def frames(game: str, variant: str, batch: int, render: bool,
             "plain_kernel": kernel if variant == lowering.ACCELERATOR
             else None,
             **launches,
-            "first_call_s": round(first, 2), "seconds_per_frame": seconds,
+            "first_call_s": round(first, 2),
+            "trace_lower_s": round(lowered_at - begin, 2),
+            "compile_s": round(compiled_at - lowered_at, 2),
+            "seconds_per_frame": seconds,
             "frames_per_s": batch / seconds,
             "xla_flags": os.environ.get("XLA_FLAGS", ""),
             "backend": jax.default_backend(), "devices": jax.device_count(),
@@ -204,10 +212,10 @@ def _digest_sums(state, first: int) -> list:
     return sums   # uint32 scalars: an array of them adds with wrapping
 
 
-def _instruction_loop_launches(step, args, path: str) -> dict:
-    """Writes `step`'s optimized HLO to `path`; the kernel launches of one
-    trip of its instruction loop (`hlo_launches.per_trip`)."""
-    text = step.lower(*args).compile().as_text()
+def _instruction_loop_launches(compiled, path: str) -> dict:
+    """Writes `compiled`'s optimized HLO to `path`; the kernel launches of
+    one trip of its instruction loop (`hlo_launches.per_trip`)."""
+    text = compiled.as_text()
     pathlib.Path(path).write_text(text)
     return {"hlo": path, "launches_per_instruction": hlo_launches.per_trip(
         text, lowering.INSTRUCTION_LOOP + "/while")}
