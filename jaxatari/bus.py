@@ -118,10 +118,7 @@ def when_any(flag: jax.Array, axis_name: str | None, work, unchanged):
     `unchanged`."""
     if not lowering.batch_conds():
         return work()
-    count = flag.astype(jnp.int32)
-    if axis_name is not None:
-        count = jax.lax.psum(count, axis_name)
-    return jax.lax.cond(count > 0, work, lambda: unchanged)
+    return jax.lax.cond(_anywhere(flag, axis_name), work, lambda: unchanged)
 
 
 def peek(board: Board, state: Console, address: jax.Array):
@@ -169,6 +166,75 @@ def collision_read(board: Board, state: Console, running: jax.Array):
     return collides | unsure, clock
 
 
+SPECULATIVE_LATCHES = True
+"""Whether the CPU's lowering runs an instruction speculatively and again
+where it read a collision latch (`_speculative_step`), or plans it and
+sets the latches first (`collision_read`), as the accelerator's does.
+Read when a step is traced (a benchmark sets it to time both)."""
+
+
+def _is_collision(address: jax.Array) -> jax.Array:
+    """Whether a read of `address` reads a TIA collision latch."""
+    return ((address & 0x1080) == 0) & ((address & 0xF) < 8)
+
+
+def _noting_collision_reads(bus: cpu6502.Bus) -> cpu6502.Bus:
+    """`bus` with a carry of (state, whether a collision latch was read,
+    the latest such read's cycle)."""
+    def read(carry, address, cycle, enabled):
+        state, seen, last = carry
+        state, value = bus.read(state, address, cycle, enabled)
+        hit = enabled & _is_collision(jnp.asarray(address, jnp.int32))
+        return (state, seen | hit,
+                jnp.where(hit, jnp.maximum(last, cycle), last)), value
+
+    def write(carry, address, value, cycle, enabled):
+        state, seen, last = carry
+        return bus.write(state, address, value, cycle, enabled), seen, last
+    return cpu6502.Bus(read=read, write=write)
+
+
+def _speculative_step(board: Board, inputs: Inputs, state: Console,
+                      running: jax.Array, axis_name: str | None):
+    """`step` for a lowering with batch-wide conds, without a DPC chip:
+    the instruction run with the latches as they are, and again, for the
+    batch, where some console of it read one, those consoles' latches
+    drawn up to the read. A console that read none reads the same in
+    both runs, so the last run is exact for every console. The two runs
+    are one traced step in a loop of one or two trips (its predicate is
+    over the batch: no select of the state), so the step is traced and
+    compiled once."""
+    bus = _noting_collision_reads(atari_bus(board, inputs,
+                                            axis_name=axis_name))
+
+    def run(carry):
+        trip, _, _, read, cycle = carry
+        latched = state.replace(tia=state.tia.set(collision=when_any(
+            read, axis_name, lambda: jnp.where(read, tia.collide(
+                state.tia, cycle * 3, board.ystart).collision,
+                state.tia.collision), state.tia.collision)))
+        cpu, (after, read, cycle) = cpu6502.step(
+            state.cpu, (latched, jnp.asarray(False), jnp.int32(0)), bus,
+            running)
+        return trip + 1, cpu, after, read & running, cycle
+
+    def again(carry):
+        trip, read = carry[0], carry[3]
+        return (trip == 0) | ((trip == 1) & _anywhere(read, axis_name))
+    _, cpu, after, _, _ = jax.lax.while_loop(
+        again, run, (jnp.int32(0), state.cpu, state, jnp.asarray(False),
+                     jnp.int32(0)))
+    return cpu, after
+
+
+def _anywhere(flag: jax.Array, axis_name: str | None) -> jax.Array:
+    """Whether `flag` holds for some console of the batch (`axis_name`)."""
+    count = flag.astype(jnp.int32)
+    if axis_name is not None:
+        count = jax.lax.psum(count, axis_name)
+    return count > 0
+
+
 def latch_collisions(board: Board, state: Console, reads: jax.Array,
                      clock: jax.Array, axis_name: str | None) -> Console:
     """Where `reads`, the collision latches as a draw up to `clock` would
@@ -185,19 +251,27 @@ def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
           axis_name: str | None, latched: bool = False):
     """`cpu6502.step` on the Atari bus, if `running`.
 
-    A TIA read sees the collisions up to its cycle, drawn before the
-    instruction runs without moving the frontier, and only where some
-    console of the batch may read a latch (`collision_read`; a draw at
-    the read itself would be traced at each of the CPU's 8 read calls:
-    twice the compile time). With a DPC chip compiled in, the
-    instruction first runs speculatively, with the chip's cheap part only;
-    if any running console of the batch (`axis_name`: the vmap axis of the
-    batch, or None) touched chip data, it runs again exactly, for all (a
-    `lax.cond` on a batch-wide flag, so instructions that touch no chip
-    data pay for the cheap part only). With `latched` (static) the caller
-    has set the latches already (the accelerator's loop gathers the few
-    consoles that need them: `tia_gather.latch`).
+    A TIA read sees the collisions up to its cycle, drawn without moving
+    the frontier. With `latched` (static) the caller has set the latches
+    already (the accelerator's loop gathers the few consoles that need
+    them: `tia_gather.latch`). Otherwise, where the lowering has batch-wide
+    conds (the CPU's), the instruction first runs speculatively and notes
+    its collision reads (`_noting_collision_reads`); if any running
+    console of the batch made one, it runs again for all, from the same
+    state, with those consoles' latches drawn up to the read
+    (`_speculative_step`). Elsewhere the latches are set before the
+    instruction, where a plan of it (`collision_read`) says it may read
+    one (and so with a DPC chip compiled in). (A draw at the read itself
+    would be traced at each of the CPU's 8 read calls: twice the compile
+    time.) With a DPC chip, the instruction first runs speculatively,
+    with the chip's cheap part only; if any running console of the batch
+    touched chip data, it runs again exactly, for all (a `lax.cond` on a
+    batch-wide flag, so instructions that touch no chip data pay for the
+    cheap part only).
     """
+    if (not latched and lowering.batch_conds() and SPECULATIVE_LATCHES
+            and state.chips.dpc is None):
+        return _speculative_step(board, inputs, state, running, axis_name)
     if not latched:
         reads, clock = collision_read(board, state, running)
         state = latch_collisions(board, state, reads, clock, axis_name)

@@ -1,0 +1,87 @@
+"""The CPU lowering's collision latches: the speculative step against the
+plan, on the preset (issue #18).
+
+`bus.SPECULATIVE_LATCHES` chooses, when a step is traced, whether the CPU's
+lowering runs each instruction speculatively and again where a console
+read a collision latch (True, the default), or plans it and sets the
+latches first (False, as the accelerator's lowering does). Both are
+traced, compiled and timed in one process, alternately, on the same
+consoles and actions: `make_atari(GAME, num_envs=N)`, steps from its reset.
+
+    python benchmarks/speculative_latches.py --games pong breakout --envs 256
+
+Prints one JSON line per (game, envs, way, round): trace and lowering,
+compile, and the median of the timed steps.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxatari
+from jaxatari import bus
+
+
+def measure(game: str, envs: int, rounds: int, steps: int) -> list[dict]:
+    """Rows for `rounds` alternations of the two ways on one preset."""
+    env, params = jaxatari.make_atari(game, num_envs=envs)
+    key = jax.random.key(0)
+    _, start = env.reset(key, params)
+    rng = np.random.default_rng(0)
+    actions = [jnp.asarray(rng.integers(0, env.num_actions, envs), jnp.int32)
+               for _ in range(steps)]
+    rows, default = [], bus.SPECULATIVE_LATCHES
+    try:
+        for round_ in range(rounds):
+            for speculative in (True, False):
+                bus.SPECULATIVE_LATCHES = speculative
+                jax.clear_caches()   # the flag is read while tracing
+                rows.append({"game": game, "envs": envs, "round": round_,
+                             "speculative": speculative,
+                             **_timed(env, params, key, start, actions)})
+                print(json.dumps(rows[-1]), flush=True)
+    finally:
+        bus.SPECULATIVE_LATCHES = default
+    return rows
+
+
+def _timed(env, params, key, state, actions) -> dict:
+    """The step traced, compiled and run over `actions`: seconds."""
+    begin = time.perf_counter()
+    lowered = jax.jit(env.step).lower(key, state, actions[0], params)
+    traced = time.perf_counter()
+    compiled = lowered.compile()
+    done = time.perf_counter()
+    times = []
+    for action in actions:
+        start = time.perf_counter()
+        obs, state, *_ = compiled(key, state, action, params)
+        jax.block_until_ready(obs)
+        times.append(time.perf_counter() - start)
+    return {"trace_lower_s": round(traced - begin, 1),
+            "compile_s": round(done - traced, 1),
+            "step_s": [round(t, 3) for t in times],
+            "median_step_s": round(statistics.median(times), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", nargs="+", default=["pong", "breakout",
+                                                       "ms_pacman"])
+    parser.add_argument("--envs", type=int, nargs="+", default=[256])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=4)
+    args = parser.parse_args()
+    for game in args.games:
+        for envs in args.envs:
+            measure(game, envs, args.rounds, args.steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""`bus.step` in the CPU's lowering runs an instruction speculatively and
+again, its latches drawn, where some console read a collision latch
+(`bus._speculative_step`). It must end where the plan (`collision_read`,
+which sets the latches first, as the accelerator's lowering does) ends:
+over random instructions, registers, RAM, banks and TIA objects, drawn
+so that the latches a read sees differ from the stale ones, each console
+ends in the same state both ways wherever the plan was sure of its clock
+(the bytes its addresses come from were plain ROM or RAM)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxatari import bus, console, lowering, tia
+from tests.console.test_collision_read import (_actual_reads, _board,
+                                               _random_state)
+
+BATCH = 2048
+
+
+def _with_objects(state: console.Console, key: jax.Array) -> console.Console:
+    """`state` some lines into the picture with random playfield, players,
+    missiles and ball, undrawn since the line's start."""
+    keys = jax.random.split(key, 4)
+    byte = lambda k, n: jax.random.randint(k, (n,), 0, 256)
+    graphics, places = byte(keys[0], 3), jax.random.randint(
+        keys[1], (5,), 0, 160)
+    enables = jax.random.randint(keys[2], (3,), 0, 2) * 2
+    cycles = 76 * 60 + jax.random.randint(keys[3], (), 0, 76)
+    regs = dict(pf=graphics[0] * 0x1011 & 0xFFFFF, grp0=graphics[1],
+                grp1=graphics[2], cur_grp0=graphics[1], cur_grp1=graphics[2],
+                enam0=enables[0], enam1=enables[1], enabl=enables[2],
+                posp0=places[0], posp1=places[1], posm0=places[2],
+                posm1=places[3], posbl=places[4],
+                last_update=(cycles // 76) * 228)
+    return state.replace(tia=state.tia.set(**regs),
+                         cpu=state.cpu.replace(cycles=cycles))
+
+
+def _step(board, state, speculative: bool):
+    """`bus.step` for a batch in the CPU's lowering, one way or the other
+    (`bus.SPECULATIVE_LATCHES`, read while tracing)."""
+    old, bus.SPECULATIVE_LATCHES = bus.SPECULATIVE_LATCHES, speculative
+    try:
+        with lowering.forced(lowering.CPU):
+            return jax.jit(jax.vmap(
+                lambda s: bus.step(board, console._idle_inputs(), s,
+                                   jnp.asarray(True), "batch"),
+                axis_name="batch"))(state)
+    finally:
+        bus.SPECULATIVE_LATCHES = old
+
+
+@pytest.mark.parametrize("size,scheme", [(4096, "4K"), (8192, "F8")])
+def test_speculative_step_ends_where_the_plan_does(tmp_path, size, scheme):
+    board = _board(tmp_path, size, scheme)
+
+    @jax.jit
+    def states_and_reads(key):
+        def one(k):
+            first, second = jax.random.split(k)
+            state = _with_objects(_random_state(board, first, size > 4096),
+                                  second)
+            address, cycle, enabled = _actual_reads(board, state)
+            hits = enabled & ((address & 0x1080) == 0) & (
+                (address & 0xF) < 8)
+            in_cart = (address & 0x1000) != 0
+            plain = jnp.where(in_cart, board.cart.hotspot_mask[
+                address & 0xFFF] == 0, (address & 0x1280) == 0x80)
+            sure = jnp.all(~enabled[:4] | plain[:4])
+            seen = tia.collide(state.tia, jnp.max(jnp.where(
+                hits, cycle, 0)) * 3, board.ystart).collision
+            stale = jnp.any(hits) & (seen != state.tia.collision)
+            return state, sure, stale
+        return jax.vmap(one)(jax.random.split(key, BATCH))
+
+    state, sure, stale = states_and_reads(jax.random.key(size))
+    sure, stale = np.asarray(sure), np.asarray(stale)
+    # Enough consoles read latches that the draw changes, or a step that
+    # never ran again would pass.
+    assert (stale & sure).sum() > BATCH // 100, (stale & sure).sum()
+    speculative = _step(board, state, True)
+    planned = _step(board, state, False)
+    for path, x, y in zip(jax.tree_util.tree_leaves_with_path(planned),
+                          jax.tree.leaves(planned),
+                          jax.tree.leaves(speculative)):
+        x, y = np.asarray(x), np.asarray(y)
+        np.testing.assert_array_equal(
+            x[sure], y[sure], err_msg=jax.tree_util.keystr(path[0]))
