@@ -13,8 +13,10 @@ byte's low 6 bits as noise. TIA *writes* are logged during the instruction
 (up to three: JSR and BRK can push into the TIA) and applied right after it,
 each drawing the screen up to its clock first. TIA *reads* see the collision
 latches as a draw up to the read's cycle would leave them (`tia.collide`,
-computed before the instruction runs, and only for an instruction that may
-read a latch: `collision_read` plans its accesses by peeking); the screen
+without moving the frontier: in the CPU's lowering the instruction runs
+again, latches drawn, where it read one (`_speculative_step`); in the
+accelerator's they are drawn before it runs, for an instruction that may
+read one: `collision_read` plans its accesses by peeking); the screen
 is drawn up to the frame's last read only when the frame loop stops, which
 gives Stella's pixels because registers change only at writes. This is exact
 because M6502Low makes all of an instruction's accesses at one cycle, its
