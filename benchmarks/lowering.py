@@ -158,6 +158,11 @@ def frames(game: str, variant: str, batch: int, render: bool,
                if digest else {})}
 
 
+DIGEST_WEIGHT = 2654435761
+"""`state_digest`'s weight of a word is 1 + its index times this (mod
+2^32); `_digest_sums` weighs a chunk's words the same way."""
+
+
 def state_digest(state) -> str:
     """A fingerprint of a batch's whole state, computed on the device (a
     weighted sum of each leaf's values, wrapping), so that two ways of
@@ -167,7 +172,7 @@ def state_digest(state) -> str:
     for leaf in jax.tree.leaves(state):
         words = jnp.asarray(leaf).astype(jnp.uint32).reshape(-1)
         weights = jnp.arange(words.size, dtype=jnp.uint32) * jnp.uint32(
-            2654435761) + jnp.uint32(1)
+            DIGEST_WEIGHT) + jnp.uint32(1)
         sums.append(jnp.sum(words * weights, dtype=jnp.uint32))
     values = np.asarray(jax.device_get(jnp.stack(sums)))
     return hashlib.sha256(values.tobytes()).hexdigest()[:16]
@@ -206,7 +211,7 @@ def _digest_sums(state, first: int) -> list:
             words = np.asarray(leaf).astype(np.uint32).reshape(-1)
             offset = first * (words.size // len(leaf))
             weights = (np.arange(offset, offset + words.size,
-                                 dtype=np.uint64) * 2654435761 + 1
+                                 dtype=np.uint64) * DIGEST_WEIGHT + 1
                        ).astype(np.uint32)
             sums.append(np.sum(words * weights, dtype=np.uint32))
     return sums   # uint32 scalars: an array of them adds with wrapping

@@ -159,7 +159,7 @@ def collision_read(board: Board, state: Console, running: jax.Array):
         read=note, write=lambda reads, *_: reads), running)
     address, cycle, enabled, plain = (jnp.stack(column)
                                       for column in zip(*reads))
-    collision = enabled & ((address & 0x1080) == 0) & ((address & 0xF) < 8)
+    collision = enabled & _is_collision(address)
     unsure = folds.any_along(enabled[:4] & ~plain[:4])
     collides = folds.any_along(collision)
     clock = jnp.where(collides, folds.max_along(jnp.where(
@@ -211,10 +211,8 @@ def _speculative_step(board: Board, inputs: Inputs, state: Console,
 
     def run(carry):
         trip, _, _, read, cycle = carry
-        latched = state.replace(tia=state.tia.set(collision=when_any(
-            read, axis_name, lambda: jnp.where(read, tia.collide(
-                state.tia, cycle * 3, board.ystart).collision,
-                state.tia.collision), state.tia.collision)))
+        latched = latch_collisions(board, state, read, cycle * 3,
+                                   axis_name)
         cpu, (after, read, cycle) = cpu6502.step(
             state.cpu, (latched, jnp.asarray(False), jnp.int32(0)), bus,
             running)

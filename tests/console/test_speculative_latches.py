@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jaxatari import bus, console, lowering, tia
-from tests.console.test_collision_read import (_actual_reads, _board,
+from tests.console.test_collision_read import (_board, _collision_hits,
                                                _random_state)
 
 BATCH = 2048
@@ -61,13 +61,7 @@ def test_speculative_step_ends_where_the_plan_does(tmp_path, size, scheme):
             first, second = jax.random.split(k)
             state = _with_objects(_random_state(board, first, size > 4096),
                                   second)
-            address, cycle, enabled = _actual_reads(board, state)
-            hits = enabled & ((address & 0x1080) == 0) & (
-                (address & 0xF) < 8)
-            in_cart = (address & 0x1000) != 0
-            plain = jnp.where(in_cart, board.cart.hotspot_mask[
-                address & 0xFFF] == 0, (address & 0x1280) == 0x80)
-            sure = jnp.all(~enabled[:4] | plain[:4])
+            hits, cycle, sure = _collision_hits(board, state)
             seen = tia.collide(state.tia, jnp.max(jnp.where(
                 hits, cycle, 0)) * 3, board.ystart).collision
             stale = jnp.any(hits) & (seen != state.tia.collision)
