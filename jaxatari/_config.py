@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 
@@ -36,6 +37,14 @@ def cache_dir() -> pathlib.Path:
     """jaxatari's directory under the user's cache directory."""
     base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
     return pathlib.Path(base) / "jaxatari"
+
+
+def default_backend_lowering() -> contextlib.AbstractContextManager[str]:
+    """A context in which the frame loop is traced for JAX's default
+    backend alone (`lowering.default_backend_only`), for entry points
+    whose programs all run there; it yields the variant."""
+    from jaxatari import lowering   # the emulator's; imported on use
+    return lowering.default_backend_only()
 
 
 def enable_compilation_cache() -> None:

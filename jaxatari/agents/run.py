@@ -495,7 +495,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=not args.no_progress, gif_steps=args.gif_steps,
         init_from=args.init_from)
     try:
-        record = TrainingRun(options).run()
+        with _config.default_backend_lowering():
+            record = TrainingRun(options).run()
     except (ValueError, TrainingDiverged) as error:
         raise SystemExit(f"jaxatari train: {error}") from error
     print(json.dumps({"out": str(out), "status": record["status"],

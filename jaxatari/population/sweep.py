@@ -652,7 +652,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         init_distributed(args.coordinator, args.num_processes,
                          args.process_id)
-        record = SweepRun(options).run()
+        with _config.default_backend_lowering():   # after the distributed
+            record = SweepRun(options).run()    # start: it reads the backend
     except (ValueError, TrainingDiverged, reports.MissingExtra) as error:
         raise SystemExit(f"jaxatari sweep: {error}") from error
     if record:
