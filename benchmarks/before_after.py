@@ -89,30 +89,31 @@ def compare(trees: list[pathlib.Path], games: list[str], envs: int,
     """Prints the rows; the trees of a round run at once, a core each."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(
         os, "sched_getaffinity") else [0]
+    commits = [_commit(tree) for tree in trees]
     for game in games:
-        medians = {str(tree): [] for tree in trees}
+        medians = [[] for _ in trees]
         for round_ in range(rounds):
             running = []
-            for k, tree in enumerate(trees):
+            for k, (tree, commit) in enumerate(zip(trees, commits)):
                 core = cores[(k + round_) % len(cores)]
-                cache = cache_root / _commit(tree)
+                cache = cache_root / commit
                 cache.mkdir(parents=True, exist_ok=True)
-                running.append((tree, core, _spawn(tree, game, envs, steps,
-                                                   core, cache)))
-            for tree, core, process in running:
+                running.append((k, core, _spawn(tree, game, envs, steps,
+                                                core, cache)))
+            for k, core, process in running:
                 out, _ = process.communicate()
                 if process.returncode:
-                    raise RuntimeError(f"{tree} on {game} failed")
+                    raise RuntimeError(f"{trees[k]} on {game} failed")
                 row = {"game": game, "envs": envs, "round": round_,
-                       "tree": str(tree), "commit": _commit(tree),
+                       "tree": str(trees[k]), "commit": commits[k],
                        "core": core, **json.loads(out.splitlines()[-1])}
-                medians[str(tree)].append(row["seconds_per_step"])
+                medians[k].append(row["seconds_per_step"])
                 print(json.dumps(row), flush=True)
-        first, last = (statistics.median(medians[str(t)])
-                       for t in (trees[0], trees[-1]))
+        first, last = (statistics.median(m) for m in (medians[0],
+                                                      medians[-1]))
         print(json.dumps({"game": game, "envs": envs, "speedup":
-                          round(first / last, 2), "commits": [
-                              _commit(t) for t in trees]}), flush=True)
+                          round(first / last, 2), "commits": commits}),
+              flush=True)
 
 
 def main() -> None:

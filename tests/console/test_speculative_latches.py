@@ -61,9 +61,8 @@ def test_speculative_step_ends_where_the_plan_does(tmp_path, size, scheme):
             first, second = jax.random.split(k)
             state = _with_objects(_random_state(board, first, size > 4096),
                                   second)
-            hits, cycle, sure = _collision_hits(board, state)
-            seen = tia.collide(state.tia, jnp.max(jnp.where(
-                hits, cycle, 0)) * 3, board.ystart).collision
+            hits, clock, sure = _collision_hits(board, state)
+            seen = tia.collide(state.tia, clock, board.ystart).collision
             stale = jnp.any(hits) & (seen != state.tia.collision)
             return state, sure, stale
         return jax.vmap(one)(jax.random.split(key, BATCH))
