@@ -48,3 +48,20 @@ def test_a_failed_child_stops_the_run(monkeypatch):
                         lambda flags, core, args: _Child(flags, core, 1))
     with pytest.raises(SystemExit, match="child for '' failed"):
         compile_flags.main(["--rounds", "1"])
+
+
+def test_frames_by_flag_is_a_childs_option_not_an_xla_flag(monkeypatch):
+    commands = []
+
+    class Popen:
+        def __init__(self, command, env, **_):
+            commands.append((command, env["XLA_FLAGS"]))
+
+    monkeypatch.setattr(compile_flags.subprocess, "Popen", Popen)
+    args = compile_flags.argparse.Namespace(game="pong", envs=4)
+    compile_flags._start(compile_flags.FRAMES_BY_FLAG, 0, args)
+    compile_flags._start("--xla_a", 1, args)
+    (by_flag, by_flag_xla), (plain, plain_xla) = commands
+    assert by_flag[-1] == "--frames-by-flag" and "--frames-by-flag" not in (
+        by_flag_xla)
+    assert "--frames-by-flag" not in plain and plain_xla.endswith("--xla_a")
