@@ -29,6 +29,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pinned   # noqa: E402 (benchmarks/pinned.py)
+
 WARMUP = 3
 """Steps from the preset's reset before any is timed: the NOOP starts
 leave the consoles at different points of their frames."""
@@ -78,17 +81,13 @@ def _spawn(tree: pathlib.Path, game: str, envs: int, steps: int,
            "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
     command = [sys.executable, __file__, "--child", game, str(envs),
                str(steps)]
-    if hasattr(os, "sched_setaffinity"):
-        command = ["taskset", "-c", str(core)] + command
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
-                            text=True, cwd=str(tree))
+    return pinned.start(command, env, core, cwd=tree)
 
 
 def compare(trees: list[pathlib.Path], games: list[str], envs: int,
             rounds: int, steps: int, cache_root: pathlib.Path) -> None:
     """Prints the rows; the trees of a round run at once, a core each."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(
-        os, "sched_getaffinity") else [0]
+    cores = pinned.cores()
     commits = [_commit(tree) for tree in trees]
     for game in games:
         medians = [[] for _ in trees]

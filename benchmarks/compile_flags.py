@@ -23,9 +23,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pinned   # noqa: E402 (benchmarks/pinned.py)
 
 STEPS = 3
 """Steps timed after the first call; the median is reported."""
@@ -87,10 +89,7 @@ def _start(flags: str, core: int, args: argparse.Namespace):
                "--envs", str(args.envs)]
     if flags == FRAMES_BY_FLAG:
         command.append(FRAMES_BY_FLAG)
-    if hasattr(os, "sched_setaffinity"):
-        command = ["taskset", "-c", str(core)] + command
-    return subprocess.Popen(command, env=_child_environment(flags),
-                            stdout=subprocess.PIPE, text=True)
+    return pinned.start(command, _child_environment(flags), core)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,11 +113,12 @@ def main(argv: list[str] | None = None) -> None:
                                  args.frames_by_flag)))
         return
     args.flags = [""] + args.flag
-    cores = max(1, min(2, os.cpu_count() or 1))
+    cores = pinned.cores()[:2]
     for round_ in range(args.rounds):
-        for first in range(0, len(args.flags), cores):
-            pair = args.flags[first:first + cores]
-            procs = [(flags, _start(flags, (k + round_) % cores, args))
+        for first in range(0, len(args.flags), len(cores)):
+            pair = args.flags[first:first + len(cores)]
+            procs = [(flags, _start(flags, cores[(k + round_) % len(cores)],
+                                    args))
                      for k, flags in enumerate(pair)]
             for flags, proc in procs:
                 out, _ = proc.communicate()

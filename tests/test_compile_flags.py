@@ -30,7 +30,7 @@ def test_a_childs_flags_hold_one_device_and_no_cache(monkeypatch):
 
 
 def test_defaults_run_first_and_rounds_swap_cores(monkeypatch, capsys):
-    monkeypatch.setattr(compile_flags.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(compile_flags.pinned, "cores", lambda: [0, 1])
     monkeypatch.setattr(compile_flags, "_start",
                         lambda flags, core, args: _Child(flags, core))
     compile_flags.main(["--game", "breakout", "--envs", "2", "--rounds", "2",
@@ -57,7 +57,7 @@ def test_frames_by_flag_is_a_childs_option_not_an_xla_flag(monkeypatch):
         def __init__(self, command, env, **_):
             commands.append((command, env["XLA_FLAGS"]))
 
-    monkeypatch.setattr(compile_flags.subprocess, "Popen", Popen)
+    monkeypatch.setattr(compile_flags.pinned.subprocess, "Popen", Popen)
     args = compile_flags.argparse.Namespace(game="pong", envs=4)
     compile_flags._start(compile_flags.FRAMES_BY_FLAG, 0, args)
     compile_flags._start("--xla_a", 1, args)
