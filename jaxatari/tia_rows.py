@@ -103,11 +103,10 @@ def _put_rows_batched(axis_size: int, in_batched, screen, written, writes):
         axis_size, tuple(in_batched), (screen, written, writes))
 
     def one_by_one():
-        out = (screen, written)
-        for k in range(axis_size):
-            out = _rows_into(*out, (jnp.int32(k),),
-                             jax.tree.map(lambda x: x[k], writes))
-        return out
+        def put(k, out):
+            return _rows_into(*out, (k,), jax.tree.map(
+                lambda x: updates.console_item(x, k), writes))
+        return jax.lax.fori_loop(0, axis_size, put, (screen, written))
 
     def scatter():
         return write_rows(screen, written, jnp.arange(axis_size), writes)

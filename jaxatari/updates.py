@@ -11,12 +11,15 @@ dynamic slice updates, which are not scatters; under `jax.vmap` they
 become scatters, so `update_slice` batches them itself:
 
 * a batch of at most `KERNEL_MAX_BATCH` on the CPU updates one console
-  after another (a loop inside the kernel): the frame loop stays one
-  kernel, 6.3, 2.4 and 1.6 times faster than thunks through `env.step`
-  on Pong at batches of 1, 4 and 8 (BENCHMARKS.md);
-* a larger batch, or another platform, scatters as plain vmap would: the
-  kernel's code is not vectorised over the batch, and at 128 consoles it
-  took twice as long as thunks over whole-batch arrays.
+  after another (a `fori_loop` inside the kernel, so the program's size
+  does not grow with the batch): the frame loop stays one kernel, 6.3,
+  2.4 and 1.6 times faster than thunks through `env.step` on Pong at
+  batches of 1, 4 and 8, and the preset's step 1.07 to 1.63 times faster
+  than compacted thunks at 16 (BENCHMARKS.md, "The one-kernel frame loop
+  up to 16 consoles");
+* a larger batch, or another platform, scatters as plain vmap would: at
+  24 Pong consoles the kernel was 5% slower than compacted thunks over
+  whole-batch arrays, at 32 24% and at 64 1.7 times slower.
 """
 from __future__ import annotations
 
@@ -28,8 +31,9 @@ import jax.numpy as jnp
 
 from jaxatari import lowering
 
-KERNEL_MAX_BATCH = 8
-"""The largest batch whose updates keep the frame loop one kernel."""
+KERNEL_MAX_BATCH = 16
+"""The largest batch whose updates keep the frame loop one kernel (8
+until 2026-11-28; 16 is A2C's default number of envs)."""
 
 
 @jax.custom_batching.custom_vmap
@@ -51,12 +55,12 @@ def _update_slice_batched(axis_size: int, in_batched, array, update, start):
     if not lowering.batch_conds() and _selects(array, update):
         scatter = lambda: selected(array, update, start)   # noqa: E731
 
-    def one_by_one():
-        out = array
-        for k in range(axis_size):   # in place, at the console's index
-            out = update_slice(out, update[k][None],
-                               (jnp.int32(k),) + tuple(s[k] for s in start))
-        return out
+    def one_by_one():   # in place, at the console's index
+        def put(k, out):
+            return jax.lax.dynamic_update_slice(
+                out, jax.lax.dynamic_slice_in_dim(update, k, 1),
+                (k,) + tuple(console_item(s, k) for s in start))
+        return jax.lax.fori_loop(0, axis_size, put, array)
 
     return small_batch_on_cpu(axis_size, one_by_one, scatter), True
 
@@ -131,6 +135,12 @@ def merge_batch_axes(outer: int, inner: int, tree, outer_batched,
         merged.append(x.reshape((outer * inner,) + x.shape[2:]))
         axes.append(0)
     return treedef.unflatten(merged), treedef.unflatten(axes)
+
+
+def console_item(x: jax.Array, k: jax.Array) -> jax.Array:
+    """`x[k]` for a traced console index `k` (a dynamic slice, not a
+    gather)."""
+    return jax.lax.dynamic_index_in_dim(x, k, keepdims=False)
 
 
 def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):

@@ -25,8 +25,11 @@ from jaxatari import console, lowering
 MIXED_GAMES = ("pong", "journey_escape", "pitfall2", "klax", "qbert",
                "montezuma_revenge", "ms_pacman", "space_invaders",
                "breakout")
-"""Nine consoles: more than `updates.KERNEL_MAX_BATCH`, so the CPU's
-program draws their TIA writes compacted (`tia_gather.write_compacted`)."""
+"""Nine consoles: at most `updates.KERNEL_MAX_BATCH`, so the CPU's frame
+loop is one kernel. (Until 2026-11-28 nine were more, and the CPU drew
+their writes compacted. The compacted draws are checked against each
+console alone in `tests/console/test_frame_vmap.py`, and against ALE in
+the lock-step parity batch of 60 consoles.)"""
 FRAMES = 4   # 6 until 2026-11-27 (CI's 20 minutes)
 
 

@@ -107,6 +107,32 @@ def test_one_consoles_frame_loop_is_one_kernel():
     assert text.count(" while(") == text.count("xla_cpu_small_call") > 0
 
 
+def test_a_kernel_batchs_frame_loop_is_one_kernel():
+    """`KERNEL_MAX_BATCH` consoles of one game (an env's batch, the board
+    shared) update one console after another, so every loop of the CPU's
+    drawn frame program is hoisted into a kernel (one more console
+    compacts its TIA writes, whose scatters keep its loops thunks)."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("an XLA:CPU property")
+    env = environment.AtariEnv("pong")
+    state = env.initial_state()
+    controls = env.controls._replace(difficulty=jnp.int32(0))
+    batch = updates.KERNEL_MAX_BATCH
+
+    def frame(machine, paddles, action, buttons):
+        return environment._console_frame_as(
+            env.board, controls, machine, paddles, action, buttons, True,
+            lowering.CPU)
+    consoles = jax.tree.map(
+        lambda x: jnp.broadcast_to(x, (batch,) + jnp.shape(x)),
+        (state.machine, state.paddles))
+    zeros = jnp.zeros((batch,), jnp.int32)
+    with lowering.forced(lowering.CPU):
+        lowered = jax.jit(jax.vmap(frame)).lower(*consoles, zeros, zeros)
+    text = lowered.compile().as_text()
+    assert text.count(" while(") == text.count("xla_cpu_small_call") > 0
+
+
 def test_merge_batch_axes_joins_outer_and_batch_axes():
     """Each leaf of an outer axis of 2 and a batch of 3 becomes one axis of
     6, in (outer, batch) order, whichever of the two it had; a leaf with

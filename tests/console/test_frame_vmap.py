@@ -61,10 +61,10 @@ def _assert_equal(batched, alone, index):
                                       np.asarray(theirs))
 
 
-@pytest.mark.parametrize("copies", [1, 3])
+@pytest.mark.parametrize("copies", [1, 5])
 def test_batch_of_games_equals_each_alone(consoles, copies):
     """4 consoles draw each write for all (on the CPU the loop is one
-    kernel, `updates`); 12 gather the writing ones
+    kernel, `updates`); 20 gather the writing ones
     (`console.compacted_size`) and scatter their updates."""
     boards, inputs, alone = consoles
     assert bool(console.compacted_size(len(boards) * copies)) == (copies > 1)
@@ -138,11 +138,11 @@ def test_outer_vmap_keeps_the_batch_conds(consoles):
 
 
 def test_one_games_batch_with_a_shared_board_equals_each_alone(consoles):
-    """12 consoles of one game on one (unbatched) board gather their
+    """18 consoles of one game on one (unbatched) board gather their
     writing consoles too (`console._compacts`), as an env's batch does."""
     boards, inputs, alone = consoles
-    assert console.compacted_size(12)
+    assert console.compacted_size(18)
     out = jax.jit(jax.vmap(_run, in_axes=(None, 0)))(
-        boards[0], _stack(inputs[:2] * 6))
-    for k in range(12):
+        boards[0], _stack(inputs[:2] * 9))
+    for k in range(18):
         _assert_equal(out, alone[k % 2], k)
