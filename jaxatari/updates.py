@@ -14,12 +14,13 @@ become scatters, so `update_slice` batches them itself:
   after another (a `fori_loop` inside the kernel, so the program's size
   does not grow with the batch): the frame loop stays one kernel, 6.3,
   2.4 and 1.6 times faster than thunks through `env.step` on Pong at
-  batches of 1, 4 and 8, and the preset's step 1.07 to 1.63 times faster
-  than compacted thunks at 16 (BENCHMARKS.md, "The one-kernel frame loop
-  up to 16 consoles");
+  batches of 1, 4 and 8, and the preset's step 1.07 to 1.77 times faster
+  than compacted thunks at 16 on Pong, Breakout and Ms. Pac-Man
+  (BENCHMARKS.md, "The one-kernel frame loop up to 16 consoles");
 * a larger batch, or another platform, scatters as plain vmap would: at
-  24 Pong consoles the kernel was 5% slower than compacted thunks over
-  whole-batch arrays, at 32 24% and at 64 1.7 times slower.
+  24 consoles the kernel was 5% (Pong) and 19% (Breakout) slower than
+  compacted thunks over whole-batch arrays, though 1.24x faster on Ms.
+  Pac-Man, and on Pong 20% slower at 32 and 1.7 times at 64.
 """
 from __future__ import annotations
 
