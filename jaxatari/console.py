@@ -90,10 +90,9 @@ the batch at a time, draws for those only, and scatters their registers
 and screen rows back (`tia_gather.write_compacted`), in the CPU's
 lowering. The accelerator's lowering has no loop to gather in: it cuts
 the batch into groups of consecutive consoles and each step draws for
-one console a group, the
-first that needs it (`lowering.GATHER_SHARES`: 1 in 4 for TIA writes, 1
-in 16 for the latches a read sees); the others wait, their state as it
-was, so the bits are the same (`tia_gather`).
+one console a group, the first that needs it (`lowering.GATHER_SHARES`:
+1 in 4 for TIA writes, 1 in 16 for the latches a read sees); the others
+wait, their state as it was, so the bits are the same (`tia_gather`).
 """
 from __future__ import annotations
 
