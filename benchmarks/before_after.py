@@ -91,17 +91,15 @@ def compare(trees: list[pathlib.Path], games: list[str], envs: int,
     commits = [_commit(tree) for tree in trees]
     for game in games:
         medians = [[] for _ in trees]
+
+        def start(k: int, core: int):
+            cache = cache_root / commits[k]
+            cache.mkdir(parents=True, exist_ok=True)
+            return _spawn(trees[k], game, envs, steps, core, cache)
         for round_ in range(rounds):
-            running = []
-            for k, (tree, commit) in enumerate(zip(trees, commits)):
-                core = cores[(k + round_) % len(cores)]
-                cache = cache_root / commit
-                cache.mkdir(parents=True, exist_ok=True)
-                running.append((k, core, _spawn(tree, game, envs, steps,
-                                                core, cache)))
-            for k, core, process in running:
-                out, _ = process.communicate()
-                if process.returncode:
+            for k, core, failed, out in pinned.side_by_side(
+                    range(len(trees)), start, round_, cores, len(trees)):
+                if failed:
                     raise RuntimeError(f"{trees[k]} on {game} failed")
                 row = {"game": game, "envs": envs, "round": round_,
                        "tree": str(trees[k]), "commit": commits[k],

@@ -112,23 +112,18 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(measure(args.game, args.envs,
                                  args.frames_by_flag)))
         return
-    args.flags = [""] + args.flag
+    flag_sets = [""] + args.flag
     cores = pinned.cores()[:2]
     for round_ in range(args.rounds):
-        for first in range(0, len(args.flags), len(cores)):
-            pair = args.flags[first:first + len(cores)]
-            procs = [(flags, _start(flags, cores[(k + round_) % len(cores)],
-                                    args))
-                     for k, flags in enumerate(pair)]
-            for flags, proc in procs:
-                out, _ = proc.communicate()
-                if proc.returncode:
-                    raise SystemExit(f"child for {flags!r} failed")
-                print(json.dumps({
-                    "benchmark": "compile_flags", "game": args.game,
-                    "envs": args.envs, "flags": flags, "round": round_,
-                    **json.loads(out.strip().splitlines()[-1])}),
-                    flush=True)
+        for flags, _, failed, out in pinned.side_by_side(
+                flag_sets, lambda flags, core: _start(flags, core, args),
+                round_, cores, len(cores)):
+            if failed:
+                raise SystemExit(f"child for {flags!r} failed")
+            print(json.dumps({
+                "benchmark": "compile_flags", "game": args.game,
+                "envs": args.envs, "flags": flags, "round": round_,
+                **json.loads(out.strip().splitlines()[-1])}), flush=True)
 
 
 if __name__ == "__main__":

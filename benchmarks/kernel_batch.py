@@ -69,26 +69,25 @@ def one(game: str, envs: int, limit: int, repeats: int) -> dict:
 
 def _pair(game: str, envs: int, limits: list[int], repeats: int,
           round_: int) -> None:
-    """The limits at once (two at a time), one core each, cores swapped
-    every round."""
-    cores = pinned.cores()
+    """The limits at once (as many as there are cores), one core each,
+    the cores rotated every round."""
     env = dict(os.environ)
     env["XLA_FLAGS"] = " ".join(filter(None, [
         env.get("XLA_FLAGS", ""),
         "--xla_force_host_platform_device_count=1"]))
-    for first in range(0, len(limits), len(cores)):
-        running = []
-        for k, limit in enumerate(limits[first:first + len(cores)]):
-            core = cores[(k + round_) % len(cores)]
-            running.append(pinned.start(
-                [sys.executable, os.path.abspath(__file__), "--one",
-                 "--games", game, "--envs", str(envs), "--limits",
-                 str(limit), "--repeats", str(repeats)], env, core))
-        for process in running:
-            out, _ = process.communicate()
-            for line in out.splitlines():
-                row = json.loads(line)
-                print(json.dumps(row | {"round": round_}), flush=True)
+
+    def start(limit: int, core: int):
+        return pinned.start(
+            [sys.executable, os.path.abspath(__file__), "--one", "--games",
+             game, "--envs", str(envs), "--limits", str(limit),
+             "--repeats", str(repeats)], env, core)
+    cores = pinned.cores()
+    for limit, _, failed, out in pinned.side_by_side(
+            limits, start, round_, cores, len(cores)):
+        if failed:
+            raise SystemExit(f"{game} at {envs} envs, limit {limit} failed")
+        row = json.loads(out.splitlines()[-1])
+        print(json.dumps(row | {"round": round_}), flush=True)
 
 
 def main() -> None:
