@@ -30,11 +30,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pinned   # noqa: E402 (benchmarks/pinned.py)
 
 STEPS = 3
-"""Steps timed after the first call; the median is reported."""
+"""Steps timed after the first call, unless `--steps` says; the median is
+reported."""
 
 
-def measure(game: str, envs: int, frames_by_flag: bool = False) -> dict:
-    """Here: trace and lower, compile, then time `STEPS` steps.
+def measure(game: str, envs: int, frames_by_flag: bool = False,
+            steps: int = STEPS) -> dict:
+    """Here: trace and lower, compile, then time `steps` steps.
 
     `frames_by_flag`: the CPU's lowering steps its frames as the
     accelerator's schedule does (`AtariEnv._frames_by_flag`: one frame
@@ -59,7 +61,7 @@ def measure(game: str, envs: int, frames_by_flag: bool = False) -> dict:
     compiled_at = time.perf_counter()
     out = jax.block_until_ready(step(key, state, actions, params))
     seconds = []
-    for _ in range(STEPS):
+    for _ in range(steps):
         start = time.perf_counter()
         out = jax.block_until_ready(step(key, out[1], actions, params))
         seconds.append(time.perf_counter() - start)
@@ -86,7 +88,7 @@ def _child_environment(flags: str) -> dict[str, str]:
 
 def _start(flags: str, core: int, args: argparse.Namespace):
     command = [sys.executable, __file__, "--child", "--game", args.game,
-               "--envs", str(args.envs)]
+               "--envs", str(args.envs), "--steps", str(args.steps)]
     if flags == FRAMES_BY_FLAG:
         command.append(FRAMES_BY_FLAG)
     return pinned.start(command, _child_environment(flags), core)
@@ -98,6 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--game", default="pong")
     parser.add_argument("--envs", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=STEPS,
+                        help="steps timed after the first call")
     parser.add_argument("--flag", action="append", default=[],
                         metavar="=FLAGS", help="a set of extra XLA_FLAGS, "
                         "given as --flag=... (XLA's defaults always run "
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(measure(args.game, args.envs,
-                                 args.frames_by_flag)))
+                                 args.frames_by_flag, args.steps)))
         return
     flag_sets = [""] + args.flag
     cores = pinned.cores()[:2]

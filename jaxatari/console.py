@@ -88,7 +88,11 @@ any one instruction. A batch of more than 16 (`updates.KERNEL_MAX_BATCH`,
 of one game or several) therefore gathers the writing consoles, 3/16 of
 the batch at a time, draws for those only, and scatters their registers
 and screen rows back (`tia_gather.write_compacted`), in the CPU's
-lowering. The accelerator's lowering has no loop to gather in: it cuts
+lowering. A smaller batch, whose frame loop XLA:CPU compiles into one
+kernel, draws a rendered frame's writes for the writing consoles alone,
+one after another, with slice updates only (`tia_gather.
+write_one_by_one`); its unrendered frames draw for all, masked (a draw
+without pixels is cheap). The accelerator's lowering has no loop to gather in: it cuts
 the batch into groups of consecutive consoles and each step draws for
 one console a group, the first that needs it (`lowering.GATHER_SHARES`:
 1 in 4 for TIA writes, 1 in 16 for the latches a read sees); the others
@@ -302,6 +306,19 @@ def _compacts(batched, pc: jax.Array) -> bool:
     gathers is a while loop)."""
     return (batched is not None and lowering.batch_conds()
             and bool(compacted_size(pc.shape[0])))
+
+
+def _draws_one_by_one(batched, render) -> bool:
+    """Whether a batch that does not compact (`_compacts`) draws its TIA
+    writes for the writing consoles alone, one after another
+    (`tia_gather.write_one_by_one`): in the CPU's lowering (its write loop
+    is a while loop), for frames that may draw pixels. Without pixels a
+    draw is cheap enough that drawing for all the batch at once is
+    faster: on 16 Pong consoles, a drawn frame took 46 ms one by one
+    against 71 ms for all, an undrawn one 24 ms against 20 (BENCHMARKS.md,
+    "Pixels drawn for the writing consoles alone")."""
+    return (batched is not None and lowering.batch_conds()
+            and not (tia.fixed(render) and not render))
 
 
 def compacted_size(batch: int) -> int:
@@ -612,6 +629,9 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
             write_each = functools.partial(
                 tia_gather.write_compacted, board, batched[0], loop_render,
                 compacted_size(state.cpu.pc.shape[0]))
+        elif _draws_one_by_one(batched, loop_render):
+            write_each = functools.partial(
+                tia_gather.write_one_by_one, board, batched[0], loop_render)
         loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
                      write_each, None if batched is None else BATCH_AXIS,

@@ -19,6 +19,11 @@ put back, and the others in its group wait:
 A waiting console's state is left as it was, so it does the same work a
 step later: the bits are those of drawing for all
 (`tests/test_lowering.py`); only the number of steps can grow.
+
+The CPU's lowering, whose loops are while loops, draws only the writing
+consoles too, without waiting: a large batch gathers them a chunk at a
+time (`write_compacted`), a small one draws them one after another
+(`write_one_by_one`).
 """
 from __future__ import annotations
 
@@ -174,3 +179,55 @@ def write_compacted(board: Board, board_axes, render, chunk: int,
         lambda c: jnp.any(c[3]), gathered,
         (state, waited, jnp.zeros_like(on), on))
     return state, waited, ends
+
+
+def write_one_by_one(board: Board, board_axes, render, state: Console,
+                     k: jax.Array, waited: jax.Array, on: jax.Array):
+    """`console._write_logged` for a batch of at most
+    `updates.KERNEL_MAX_BATCH` in the CPU's lowering, drawn only for the
+    consoles `on`, one at a time (`console._draws_one_by_one`).
+
+    A vmapped write draws (two lines of pixels, and collisions) for every
+    console of the batch, though about a sixth of them write at an
+    instruction. Here a loop draws the first writer left, then the next,
+    with slices and slice updates only, so that XLA:CPU still hoists the
+    frame's loops into one kernel (a scatter would keep them thunks:
+    `jaxatari.updates`).
+    """
+    size = on.shape[0]
+    rows = state.tia.screen.shape[-2]
+    names = sorted(state.tia.regs)
+    entries = state.log[jnp.arange(size), k]
+    ystart, blanks = board_rows(board, board_axes, size, "ystart",
+                                "hmove_blanks")
+
+    def draw_next(carry):
+        packed, screen, written, cycles, waited, ends, todo = carry
+        first = jnp.argmax(todo)
+        item = lambda x: updates.console_item(x, first)
+        drawn, wait, end, writes = tia.write_registers(
+            tia.TIAState(regs=dict(zip(names, item(packed))), screen=None,
+                         written=None),
+            *logged_write(item(entries), item(waited)), item(ystart),
+            item(blanks), render, True, rows)
+        packed = jax.lax.dynamic_update_index_in_dim(
+            packed, jnp.stack([drawn.regs[n] for n in names]), first, 0)
+        screen, written = tia.when_render(
+            render, lambda sw: tia_rows.rows_into(*sw, (first,), writes),
+            lambda sw: sw, (screen, written))
+        this = jnp.arange(size) == first
+        added = jnp.where(this, wait, 0)
+        return (packed, screen, written, cycles + added, waited + added,
+                ends | (this & end), todo & ~this)
+
+    packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
+    packed, screen, written, cycles, waited, ends, _ = jax.lax.while_loop(
+        lambda carry: jnp.any(carry[-1]), draw_next,
+        (packed, state.tia.screen, state.tia.written, state.cpu.cycles,
+         waited, jnp.zeros_like(on), on))
+    machine_tia = tia.TIAState(
+        regs={n: packed[:, i] for i, n in enumerate(names)}, screen=screen,
+        written=written)
+    return (state.replace(tia=machine_tia,
+                          cpu=state.cpu.replace(cycles=cycles)),
+            waited, ends)

@@ -69,7 +69,7 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
             written.at[console, writes.row].set(True, mode="drop"))
 
 
-def _rows_into(screen: jax.Array, written: jax.Array, at: tuple,
+def rows_into(screen: jax.Array, written: jax.Array, at: tuple,
                writes: RowWrites) -> tuple[jax.Array, jax.Array]:
     """One console's row writes, one row at a time by slice updates (no
     scatter: see `updates`), into the screen at index `at` of a batch
@@ -92,7 +92,7 @@ def _rows_into(screen: jax.Array, written: jax.Array, at: tuple,
 @jax.custom_batching.custom_vmap
 def put_rows(screen: jax.Array, written: jax.Array,
               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
-    return _rows_into(screen, written, (), writes)
+    return rows_into(screen, written, (), writes)
 
 
 @put_rows.def_vmap
@@ -104,7 +104,7 @@ def _put_rows_batched(axis_size: int, in_batched, screen, written, writes):
 
     def one_by_one():
         def put(k, out):
-            return _rows_into(*out, (k,), jax.tree.map(
+            return rows_into(*out, (k,), jax.tree.map(
                 lambda x: updates.console_item(x, k), writes))
         return jax.lax.fori_loop(0, axis_size, put, (screen, written))
 

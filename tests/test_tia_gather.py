@@ -127,3 +127,48 @@ def test_consoles_in_step_wait_for_their_draws_and_end_as_the_cpus():
             jax.tree.leaves(ends[lowering.CPU]),
             jax.tree.leaves(ends[lowering.ACCELERATOR])):
         np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
+
+
+def test_write_one_by_one_draws_each_writer_as_it_alone_would(batch):
+    """A small batch in the CPU's lowering draws a slot's writes for the
+    writing consoles alone, one after another (`write_one_by_one`); each
+    slot must leave every console, pixels included, as the vmapped
+    `console._write_logged` (which draws for all, masked) does, and the
+    consoles that do not write untouched."""
+    state, _ = batch
+    env, _ = jaxatari.make("pong")
+    axes = jax.tree.map(lambda _: None, env.board)
+    # A new frame (the reset states ended one), the writes 40 lines into
+    # its display, VBLANK off and the background coloured: their draws
+    # land pixels.
+    state = jax.vmap(lambda s: console._start_frame(env.board, s, True))(
+        state)
+    clock = state.tia.frame_start + tia.LINE * (env.board.ystart + 40)
+    cycle = clock // 3 + 10
+    log = state.log.at[:, :, 2].set(cycle[:, None] + jnp.array([0, 3, 3]))
+    state = state.replace(log=log, tia=state.tia.set(
+        vblank=jnp.zeros_like(state.tia.vblank),
+        colubk=jnp.full_like(state.tia.colubk, 0x44)))
+    ones = jax.jit(lambda s, k, w, on: tia_gather.write_one_by_one(
+        env.board, axes, True, s, k, w, on))
+    alls = jax.jit(jax.vmap(lambda s, k, w, on: console._write_logged(
+        env.board, None, True, s, k, w, on)))
+    got = expected = state.replace(frame_log=None)
+    got_waited = expected_waited = jnp.zeros(BATCH, jnp.int32)
+    for slot in range(bus.MAX_TIA_WRITES):
+        k = jnp.full(BATCH, slot, jnp.int32)
+        on = state.log_count > slot
+        got, got_waited, got_ends = ones(got, k, got_waited, on)
+        expected, expected_waited, expected_ends = alls(
+            expected, k, expected_waited, on)
+        for path, x, y in zip(
+                jax.tree_util.tree_leaves_with_path(expected),
+                jax.tree.leaves(expected), jax.tree.leaves(got)):
+            np.testing.assert_array_equal(
+                x, y, f"slot {slot} {jax.tree_util.keystr(path)}")
+        np.testing.assert_array_equal(got_waited, expected_waited)
+        np.testing.assert_array_equal(got_ends, expected_ends)
+    drawn = np.any(np.asarray(got.tia.screen != state.tia.screen),
+                   axis=(1, 2, 3))
+    assert set(np.flatnonzero(drawn)) <= set(WRITERS) and drawn.any()
+    assert int(got_waited[6]) > 0   # the WSYNC after a read stalled

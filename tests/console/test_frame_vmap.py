@@ -63,7 +63,8 @@ def _assert_equal(batched, alone, index):
 
 @pytest.mark.parametrize("copies", [1, 5])
 def test_batch_of_games_equals_each_alone(consoles, copies):
-    """4 consoles draw each write for all (on the CPU the loop is one
+    """4 consoles draw each write for the writing consoles, one after
+    another (`tia_gather.write_one_by_one`; on the CPU the loop is one
     kernel, `updates`); 20 gather the writing ones
     (`console.compacted_size`) and scatter their updates."""
     boards, inputs, alone = consoles
@@ -78,7 +79,7 @@ def test_batch_of_games_equals_each_alone(consoles, copies):
 
 @pytest.mark.parametrize("copies", [1, 5])
 def test_vmap_of_vmap_equals_each_alone(consoles, copies):
-    """A population of 2 batches of 2 (every write drawn for all) or of 10
+    """A population of 2 batches of 2 (writes drawn one by one) or of 10
     (compacted writes)."""
     boards, inputs, alone = consoles
     inner = len(boards) * copies // 2
