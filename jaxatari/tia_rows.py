@@ -6,9 +6,10 @@ two ways, per batch size:
 
 * into a batch of screens at once by one scatter (`write_rows`), as
   larger batches and the compacted writes of a batch of games do;
-* one row at a time by slice updates (`put_rows`), which keep a small
-  batch's frame loop free of scatters, so that XLA:CPU compiles it into one
-  kernel (`jaxatari.updates`).
+* one row at a time by slice updates (`put_rows`; `rows_into` for one
+  console of a batch, as `tia_gather.write_one_by_one` draws them), which
+  keep a small batch's frame loop free of scatters, so that XLA:CPU
+  compiles it into one kernel (`jaxatari.updates`).
 """
 from __future__ import annotations
 

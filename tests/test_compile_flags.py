@@ -58,10 +58,12 @@ def test_frames_by_flag_is_a_childs_option_not_an_xla_flag(monkeypatch):
             commands.append((command, env["XLA_FLAGS"]))
 
     monkeypatch.setattr(compile_flags.pinned.subprocess, "Popen", Popen)
-    args = compile_flags.argparse.Namespace(game="pong", envs=4)
+    args = compile_flags.argparse.Namespace(game="pong", envs=4, steps=7)
     compile_flags._start(compile_flags.FRAMES_BY_FLAG, 0, args)
     compile_flags._start("--xla_a", 1, args)
     (by_flag, by_flag_xla), (plain, plain_xla) = commands
     assert by_flag[-1] == "--frames-by-flag" and "--frames-by-flag" not in (
         by_flag_xla)
+    # the children time as many steps as the parent was told
+    assert plain[plain.index("--steps") + 1] == "7"
     assert "--frames-by-flag" not in plain and plain_xla.endswith("--xla_a")
