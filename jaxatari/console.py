@@ -92,11 +92,12 @@ lowering. A smaller batch, whose frame loop XLA:CPU compiles into one
 kernel, draws a rendered frame's writes for the writing consoles alone,
 one after another, with slice updates only (`tia_gather.
 write_one_by_one`); its unrendered frames draw for all, masked (a draw
-without pixels is cheap). The accelerator's lowering has no loop to gather in: it cuts
-the batch into groups of consecutive consoles and each step draws for
-one console a group, the first that needs it (`lowering.GATHER_SHARES`:
-1 in 4 for TIA writes, 1 in 16 for the latches a read sees); the others
-wait, their state as it was, so the bits are the same (`tia_gather`).
+without pixels is cheap). The accelerator's lowering has no loop to
+gather in: it cuts the batch into groups of consecutive consoles and
+each step draws for one console a group, the first that needs it
+(`lowering.GATHER_SHARES`: 1 in 4 for TIA writes, 1 in 16 for the
+latches a read sees); the others wait, their state as it was, so the
+bits are the same (`tia_gather`).
 """
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def write_rows(screen: jax.Array, written: jax.Array, index: jax.Array,
 
 
 def rows_into(screen: jax.Array, written: jax.Array, at: tuple,
-               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
+              writes: RowWrites) -> tuple[jax.Array, jax.Array]:
     """One console's row writes, one row at a time by slice updates (no
     scatter: see `updates`), into the screen at index `at` of a batch
     (`()` for a console's own)."""
