@@ -84,15 +84,15 @@ the batch's predicate read once a chunk. Both give the same bits
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
-any one instruction. A batch of more than 16 (`updates.KERNEL_MAX_BATCH`,
-of one game or several) therefore gathers the writing consoles, 3/16 of
-the batch at a time, draws for those only, and scatters their registers
-and screen rows back (`tia_gather.write_compacted`), in the CPU's
-lowering. A smaller batch, whose frame loop XLA:CPU compiles into one
-kernel, draws a rendered frame's writes for the writing consoles alone,
-one after another, with slice updates only (`tia_gather.
-write_one_by_one`); its unrendered frames draw for all, masked (a draw
-without pixels is cheap). The accelerator's lowering has no loop to
+any one instruction. In the CPU's lowering, a batch of up to 2,048
+(`updates.KERNEL_MAX_BATCH`, of one game or several), whose frame loop
+XLA:CPU compiles into one kernel, draws a rendered frame's writes for the
+writing consoles alone, one after another, with slice updates only
+(`tia_gather.write_one_by_one`); its unrendered frames draw for all,
+masked (a draw without pixels is cheap). A larger batch gathers the
+writing consoles, 3/16 of the batch at a time, draws for those only, and
+scatters their registers and screen rows back
+(`tia_gather.write_compacted`). The accelerator's lowering has no loop to
 gather in: it cuts the batch into groups of consecutive consoles and
 each step draws for one console a group, the first that needs it
 (`lowering.GATHER_SHARES`: 1 in 4 for TIA writes, 1 in 16 for the
@@ -317,7 +317,9 @@ def _draws_one_by_one(batched, render) -> bool:
     draw is cheap enough that drawing for all the batch at once is
     faster: on 16 Pong consoles, a drawn frame took 46 ms one by one
     against 71 ms for all, an undrawn one 24 ms against 20 (BENCHMARKS.md,
-    "Pixels drawn for the writing consoles alone")."""
+    "Pixels drawn for the writing consoles alone"), and on 256, an
+    undrawn one 0.55 s against 0.25 ("Draws one by one at a cost per
+    console")."""
     return (batched is not None and lowering.batch_conds()
             and not (tia.fixed(render) and not render))
 

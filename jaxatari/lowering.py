@@ -258,6 +258,21 @@ def batch_conds() -> bool:
     return variant == CPU
 
 
+def skipped_unless(flag: jax.Array, work: Callable[[T], T],
+                   operand: T) -> T:
+    """`work(operand)`, for work that matters only where `flag` (a
+    scalar) holds: its result must be as good as `operand` elsewhere
+    (masked writes, a value no one uses).
+
+    In the CPU's lowering the work is skipped where `flag` is off (a
+    branch, which XLA:CPU takes inside a kernel loop; under vmap a select
+    of both). The accelerator's lowering has no conditional: it always
+    does the work."""
+    if batch_conds():
+        return jax.lax.cond(flag, work, lambda kept: kept, operand)
+    return work(operand)
+
+
 @contextlib.contextmanager
 def _as(variant: str) -> Iterator[None]:
     previous = tracing_variant()

@@ -413,7 +413,12 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     """`update` without touching the screen: the registers drawn up to
     `clock`, and the rows to write (`tia_rows`). `rows` is the screen
     buffer's row count (default: `tia.screen`'s, which is otherwise
-    unused, so a batch can draw a gathered part of its consoles)."""
+    unused, so a batch can draw a gathered part of its consoles).
+
+    Each line's pixels are computed only if a row takes some
+    (`lowering.skipped_unless`): in the CPU's lowering, a console drawn
+    alone (`tia_gather.write_one_by_one`) skips them; most draws lie
+    within a line, many within its horizontal blank."""
     start = tia.frame_start + LINE * ystart
     stop = start + LINE * display_height(tia)
     target = jnp.minimum(clock, stop)
@@ -454,8 +459,12 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
 
     def pixels(_):
         black = jnp.zeros((WIDTH,), jnp.uint8)
-        line_a = jnp.where(visible, _line_pixels(tia, now), black)
-        line_b = jnp.where(visible, _line_pixels(nxt, later), black)
+        line_a = jnp.where(visible, lowering.skipped_unless(
+            active & (a1 > a0), lambda _: _line_pixels(tia, now), black),
+            black)
+        line_b = jnp.where(visible, lowering.skipped_unless(
+            active & crosses, lambda _: _line_pixels(nxt, later), black),
+            black)
         last_row = origin_row + 1 + full_lines
         writes = [tia_rows.row_write(rows, r, pixels, x0, x1, blank, on)
                   for r, pixels, x0, x1, blank, on in (

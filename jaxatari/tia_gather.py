@@ -183,51 +183,85 @@ def write_compacted(board: Board, board_axes, render, chunk: int,
 
 def write_one_by_one(board: Board, board_axes, render, state: Console,
                      k: jax.Array, waited: jax.Array, on: jax.Array):
-    """`console._write_logged` for a batch of at most
-    `updates.KERNEL_MAX_BATCH` in the CPU's lowering, drawn only for the
-    consoles `on`, one at a time (`console._draws_one_by_one`).
+    """`console._write_logged` for a batch in the CPU's lowering, drawn
+    only for the consoles `on`, one at a time (`console._draws_one_by_one`).
 
     A vmapped write draws (two lines of pixels, and collisions) for every
     console of the batch, though about a sixth of them write at an
-    instruction. Here a loop draws the first writer left, then the next,
-    with slices and slice updates only, so that XLA:CPU still hoists the
-    frame's loops into one kernel (a scatter would keep them thunks:
-    `jaxatari.updates`).
+    instruction. Here a loop draws the writers in turn, with slices and
+    slice updates only, so that XLA:CPU still hoists the frame's loops
+    into one kernel (a scatter would keep them thunks: `jaxatari.updates`).
+
+    A step of the loop costs the same at any batch: it finds its writer
+    by a binary search of the running count of writers (`_nth_writer`),
+    reads the registers of the slot's start (each console writes a slot
+    once), and puts what it drew at its own rank (`_draw_in_turn`); the
+    ranks go back to their consoles once, after the loop. Reading and
+    updating the batch's registers in the loop made XLA copy them every
+    step, and finding the writer by `argmax`, or updating flags with
+    `where`, cost a pass over the batch: a drawn frame of 1,024 Pong
+    consoles took 8.7 s that way, 2.9 s this way (BENCHMARKS.md, "Draws
+    one by one at a cost per console").
     """
     size = on.shape[0]
-    rows = state.tia.screen.shape[-2]
     names = sorted(state.tia.regs)
-    entries = state.log[jnp.arange(size), k]
+    packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
     ystart, blanks = board_rows(board, board_axes, size, "ystart",
                                 "hmove_blanks")
-
-    def draw_next(carry):
-        packed, screen, written, cycles, waited, ends, todo = carry
-        first = jnp.argmax(todo)
-        item = lambda x: updates.console_item(x, first)
-        drawn, wait, end, writes = tia.write_registers(
-            tia.TIAState(regs=dict(zip(names, item(packed))), screen=None,
-                         written=None),
-            *logged_write(item(entries), item(waited)), item(ystart),
-            item(blanks), render, True, rows)
-        packed = jax.lax.dynamic_update_index_in_dim(
-            packed, jnp.stack([drawn.regs[n] for n in names]), first, 0)
-        screen, written = tia.when_render(
-            render, lambda sw: tia_rows.rows_into(*sw, (first,), writes),
-            lambda sw: sw, (screen, written))
-        this = jnp.arange(size) == first
-        added = jnp.where(this, wait, 0)
-        return (packed, screen, written, cycles + added, waited + added,
-                ends | (this & end), todo & ~this)
-
-    packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
-    packed, screen, written, cycles, waited, ends, _ = jax.lax.while_loop(
-        lambda carry: jnp.any(carry[-1]), draw_next,
-        (packed, state.tia.screen, state.tia.written, state.cpu.cycles,
-         waited, jnp.zeros_like(on), on))
+    slot = (packed, state.log[jnp.arange(size), k], waited, ystart, blanks)
+    counts = jnp.cumsum(on.astype(jnp.int32))
+    draw = _draw_in_turn(render, names, slot, counts)
+    _, drawn, screen, written, waits, ends = jax.lax.while_loop(
+        lambda carry: carry[0] < counts[-1], draw,
+        (jnp.int32(0), jnp.zeros_like(packed), state.tia.screen,
+         state.tia.written, jnp.zeros((size,), jnp.int32),
+         jnp.zeros((size,), bool)))
+    rank = jnp.maximum(counts - 1, 0)
+    packed = jnp.where(on[:, None], drawn[rank], packed)
+    added = jnp.where(on, waits[rank], 0)
     machine_tia = tia.TIAState(
         regs={n: packed[:, i] for i, n in enumerate(names)}, screen=screen,
         written=written)
-    return (state.replace(tia=machine_tia,
-                          cpu=state.cpu.replace(cycles=cycles)),
-            waited, ends)
+    return (state.replace(tia=machine_tia, cpu=state.cpu.replace(
+        cycles=state.cpu.cycles + added)), waited + added, on & ends[rank])
+
+
+def _draw_in_turn(render, names: list[str], slot: tuple,
+                  counts: jax.Array):
+    """`write_one_by_one`'s loop step: the `n`-th writer's draw, from the
+    slot's registers, log entries, waits and board rows (`slot`, a row a
+    console), into its screen, and its registers, wait and whether it
+    ended the frame at row `n`."""
+    packed, entries, waited, ystart, blanks = slot
+
+    def draw(carry):
+        n, drawn, screen, written, waits, ends = carry
+        writer = _nth_writer(counts, n)
+        item = lambda x: updates.console_item(x, writer)
+        machine, wait, end, writes = tia.write_registers(
+            tia.TIAState(regs=dict(zip(names, item(packed))), screen=None,
+                         written=None),
+            *logged_write(item(entries), item(waited)), item(ystart),
+            item(blanks), render, True, screen.shape[-2])
+        screen, written = tia.when_render(
+            render, lambda sw: tia_rows.rows_into(*sw, (writer,), writes),
+            lambda sw: sw, (screen, written))
+        put = lambda xs, x: jax.lax.dynamic_update_index_in_dim(xs, x, n, 0)
+        return (n + 1,
+                put(drawn, jnp.stack([machine.regs[m] for m in names])),
+                screen, written, put(waits, wait), put(ends, end))
+    return draw
+
+
+def _nth_writer(counts: jax.Array, n: jax.Array) -> jax.Array:
+    """The index of the `n`-th console (from 0) that writes, given
+    `counts`, the running count of writers: the first index whose count
+    exceeds `n`, by a binary search of slices."""
+    size = counts.shape[0]
+    low, high = jnp.int32(0), jnp.int32(size - 1)
+    for _ in range((size - 1).bit_length()):
+        middle = (low + high) // 2
+        right = updates.console_item(counts, middle) <= n
+        low = jnp.where(right, middle + 1, low)
+        high = jnp.where(right, high, middle)
+    return low

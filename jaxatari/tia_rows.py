@@ -5,11 +5,12 @@ them as `RowWrites` (rows out of range are dropped). They land in one of
 two ways, per batch size:
 
 * into a batch of screens at once by one scatter (`write_rows`), as
-  larger batches and the compacted writes of a batch of games do;
+  the accelerator's lowering and the CPU's compacted writes (batches of
+  more than `updates.KERNEL_MAX_BATCH`) do;
 * one row at a time by slice updates (`put_rows`; `rows_into` for one
   console of a batch, as `tia_gather.write_one_by_one` draws them), which
-  keep a small batch's frame loop free of scatters, so that XLA:CPU
-  compiles it into one kernel (`jaxatari.updates`).
+  keep the CPU's frame loop free of scatters, so that XLA:CPU compiles it
+  into one kernel (`jaxatari.updates`).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxatari import updates
+from jaxatari import lowering, updates
 from jaxatari.tia_tables import WIDTH
 
 
@@ -74,19 +75,30 @@ def rows_into(screen: jax.Array, written: jax.Array, at: tuple,
               writes: RowWrites) -> tuple[jax.Array, jax.Array]:
     """One console's row writes, one row at a time by slice updates (no
     scatter: see `updates`), into the screen at index `at` of a batch
-    (`()` for a console's own)."""
+    (`()` for a console's own). The CPU's lowering skips the rows not
+    written (`lowering.skipped_unless`): most draws write one or two."""
     rows = written.shape[-1]
     lead = (1,) * len(at)
+
+    def row_into(k: int, on: jax.Array, row: jax.Array):
+        def put(screen_written):
+            screen, written = screen_written
+            start = at + (writes.buffer, row, jnp.int32(0))
+            old = jax.lax.dynamic_slice(screen, start, lead + (1, 1, WIDTH))
+            new = jnp.where(on & writes.mask[k], writes.pixels[k],
+                            old.reshape(WIDTH))
+            screen = updates.update_slice(
+                screen, new.reshape(lead + (1, 1, -1)), start)
+            drawn = jax.lax.dynamic_slice(written, at + (row,), lead + (1,))
+            return screen, updates.update_slice(written, drawn | on,
+                                                at + (row,))
+        return put
+
     for k in range(writes.row.shape[0]):
         on = (writes.row[k] >= 0) & (writes.row[k] < rows)
         row = jnp.clip(writes.row[k], 0, rows - 1)
-        old = jax.lax.dynamic_slice(screen, at + (writes.buffer, row, 0),
-                                    lead + (1, 1, WIDTH)).reshape(WIDTH)
-        new = jnp.where(on & writes.mask[k], writes.pixels[k], old)
-        screen = updates.update_slice(screen, new.reshape(lead + (1, 1, -1)),
-                                      at + (writes.buffer, row, jnp.int32(0)))
-        drawn = jax.lax.dynamic_slice(written, at + (row,), lead + (1,))
-        written = updates.update_slice(written, drawn | on, at + (row,))
+        screen, written = lowering.skipped_unless(
+            on, row_into(k, on, row), (screen, written))
     return screen, written
 
 

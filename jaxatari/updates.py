@@ -14,13 +14,15 @@ become scatters, so `update_slice` batches them itself:
   after another (a `fori_loop` inside the kernel, so the program's size
   does not grow with the batch): the frame loop stays one kernel, 6.3,
   2.4 and 1.6 times faster than thunks through `env.step` on Pong at
-  batches of 1, 4 and 8, and the preset's step 1.07 to 1.77 times faster
-  than compacted thunks at 16 on Pong, Breakout and Ms. Pac-Man
-  (BENCHMARKS.md, "The one-kernel frame loop up to 16 consoles");
-* a larger batch, or another platform, scatters as plain vmap would: at
-  24 consoles the kernel was 5% (Pong) and 19% (Breakout) slower than
-  compacted thunks over whole-batch arrays, though 1.24x faster on Ms.
-  Pac-Man, and on Pong 20% slower at 32 and 1.7 times at 64.
+  batches of 1, 4 and 8 (BENCHMARKS.md, "The one-kernel frame loop up to
+  16 consoles"); with a rendered frame's TIA writes drawn in turn at a
+  cost per writer that does not grow with the batch
+  (`tia_gather.write_one_by_one`), the preset's step ran 1.33 to 1.55
+  times faster than compacted thunks on Pong, Breakout and Ms. Pac-Man at
+  256 and 1,024 envs, and 1.35 times on Pong at 2,048 (BENCHMARKS.md,
+  "Draws one by one at a cost per console");
+* a larger batch, or another platform, scatters as plain vmap would
+  (nothing was measured above 2,048 consoles on the CPU).
 """
 from __future__ import annotations
 
@@ -32,9 +34,9 @@ import jax.numpy as jnp
 
 from jaxatari import lowering
 
-KERNEL_MAX_BATCH = 16
-"""The largest batch whose updates keep the frame loop one kernel (8
-until 2026-11-28; 16 is A2C's default number of envs)."""
+KERNEL_MAX_BATCH = 2048
+"""The largest batch whose updates keep the frame loop one kernel (8,
+then 16 until 2026-11-28; 2,048 is the largest batch measured)."""
 
 
 @jax.custom_batching.custom_vmap

@@ -325,3 +325,17 @@ def test_gather_shares_are_checked_and_apply_where_they_divide():
         assert lowering.gathered_share("collisions", 4098) == 0  # no fit
         assert lowering.gathered_share("writes", 4096) == 0     # in place
 
+
+
+def test_skipped_unless_branches_in_the_cpus_lowering_alone():
+    """`lowering.skipped_unless`: a branch in the CPU's lowering, which
+    skips the work where the flag is off; the accelerator's does it."""
+    def fn(flag):
+        return lowering.skipped_unless(flag, lambda x: x + 1, jnp.int32(5))
+
+    for variant, branches in ((lowering.CPU, 1), (lowering.ACCELERATOR, 0)):
+        with lowering.forced(variant):
+            eqns = jax.make_jaxpr(fn)(jnp.bool_(True)).jaxpr.eqns
+            assert sum(e.primitive.name == "cond" for e in eqns) == branches
+            assert int(jax.jit(fn)(jnp.bool_(True))) == 6
+            assert int(jax.jit(fn)(jnp.bool_(False))) == 6 - branches

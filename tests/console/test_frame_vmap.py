@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxatari import cart, console, games, system_rng
+from jaxatari import cart, console, games, system_rng, updates
 
 GAMES = ("pong", "montezuma_revenge")
 FRAMES = 2
@@ -51,6 +51,16 @@ def consoles():
     return boards, inputs, [alone(b, i) for b, i in zip(boards, inputs)]
 
 
+@pytest.fixture
+def compaction_above_16(monkeypatch):
+    """The CPU's limits as they were until 2026-11-28: a batch of more
+    than 16 consoles compacts its TIA writes (`console._compacts`), so
+    that 18 or 20 consoles exercise `tia_gather.write_compacted`, which
+    batches of more than `updates.KERNEL_MAX_BATCH` (2,048) take."""
+    monkeypatch.setattr(updates, "KERNEL_MAX_BATCH", 16)
+    monkeypatch.setattr(console, "COMPACT_MIN_BATCH", 17)
+
+
 def _stack(trees):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
@@ -62,7 +72,8 @@ def _assert_equal(batched, alone, index):
 
 
 @pytest.mark.parametrize("copies", [1, 5])
-def test_batch_of_games_equals_each_alone(consoles, copies):
+def test_batch_of_games_equals_each_alone(consoles, compaction_above_16,
+                                         copies):
     """4 consoles draw each write for the writing consoles, one after
     another (`tia_gather.write_one_by_one`; on the CPU the loop is one
     kernel, `updates`); 20 gather the writing ones
@@ -78,7 +89,8 @@ def test_batch_of_games_equals_each_alone(consoles, copies):
 
 
 @pytest.mark.parametrize("copies", [1, 5])
-def test_vmap_of_vmap_equals_each_alone(consoles, copies):
+def test_vmap_of_vmap_equals_each_alone(consoles, compaction_above_16,
+                                       copies):
     """A population of 2 batches of 2 (writes drawn one by one) or of 10
     (compacted writes)."""
     boards, inputs, alone = consoles
@@ -138,7 +150,8 @@ def test_outer_vmap_keeps_the_batch_conds(consoles):
     assert nested == single
 
 
-def test_one_games_batch_with_a_shared_board_equals_each_alone(consoles):
+def test_one_games_batch_with_a_shared_board_equals_each_alone(
+        consoles, compaction_above_16):
     """18 consoles of one game on one (unbatched) board gather their
     writing consoles too (`console._compacts`), as an env's batch does."""
     boards, inputs, alone = consoles
