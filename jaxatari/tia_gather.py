@@ -56,6 +56,17 @@ def board_rows(board: Board, board_axes, size: int, *names: str) -> tuple:
     return tuple(rows(name) for name in names)
 
 
+def packed_regs(regs: dict, names: list[str]) -> jax.Array:
+    """The TIA registers `names` stacked on a last axis (a console's
+    `[R]`, a batch's `[B, R]`), to gather and update as one array."""
+    return jnp.stack([regs[n] for n in names], axis=-1)
+
+
+def unpacked_regs(packed: jax.Array, names: list[str]) -> dict:
+    """`packed_regs` undone: the registers by name."""
+    return {n: packed[..., i] for i, n in enumerate(names)}
+
+
 def latch(state: Console, reads: jax.Array, clock: jax.Array,
           ystart: jax.Array, share: int) -> tuple[Console, jax.Array]:
     """The collision latches a read at `clock` sees (`tia.collide`), for
@@ -152,22 +163,22 @@ def write_compacted(board: Board, board_axes, render, chunk: int,
         take = lambda x: x.at[index].get(mode="clip")
         per_board = lambda x, axis: take(x) if axis == 0 else (
             jnp.broadcast_to(x, (chunk,) + jnp.shape(x)))
-        packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
+        packed = packed_regs(state.tia.regs, names)
         regs, wait, end, writes = jax.vmap(write_one)(
-            dict(zip(names, take(packed).T)),
+            unpacked_regs(take(packed), names),
             take(state.log[jnp.arange(size), k]),
             take(state.cpu.cycles), take(waited),
             per_board(board.ystart, board_axes.ystart),
             per_board(board.hmove_blanks, board_axes.hmove_blanks),
             index < size)
-        packed = packed.at[index].set(
-            jnp.stack([regs[n] for n in names], axis=1), mode="drop")
+        packed = packed.at[index].set(packed_regs(regs, names),
+                                      mode="drop")
         screen, written = tia.when_render(
             render, lambda sw: tia_rows.write_rows(*sw, index, writes),
             lambda sw: sw, (state.tia.screen, state.tia.written))
         machine_tia = tia.TIAState(
-            regs={n: packed[:, i] for i, n in enumerate(names)},
-            screen=screen, written=written)
+            regs=unpacked_regs(packed, names), screen=screen,
+            written=written)
         cpu = state.cpu.replace(
             cycles=state.cpu.cycles.at[index].add(wait, mode="drop"))
         return (state.replace(tia=machine_tia, cpu=cpu),
@@ -205,7 +216,7 @@ def write_one_by_one(board: Board, board_axes, render, state: Console,
     """
     size = on.shape[0]
     names = sorted(state.tia.regs)
-    packed = jnp.stack([state.tia.regs[n] for n in names], axis=1)
+    packed = packed_regs(state.tia.regs, names)
     ystart, blanks = board_rows(board, board_axes, size, "ystart",
                                 "hmove_blanks")
     slot = (packed, state.log[jnp.arange(size), k], waited, ystart, blanks)
@@ -219,9 +230,8 @@ def write_one_by_one(board: Board, board_axes, render, state: Console,
     rank = jnp.maximum(counts - 1, 0)
     packed = jnp.where(on[:, None], drawn[rank], packed)
     added = jnp.where(on, waits[rank], 0)
-    machine_tia = tia.TIAState(
-        regs={n: packed[:, i] for i, n in enumerate(names)}, screen=screen,
-        written=written)
+    machine_tia = tia.TIAState(regs=unpacked_regs(packed, names),
+                               screen=screen, written=written)
     return (state.replace(tia=machine_tia, cpu=state.cpu.replace(
         cycles=state.cpu.cycles + added)), waited + added, on & ends[rank])
 
@@ -239,8 +249,8 @@ def _draw_in_turn(render, names: list[str], slot: tuple,
         writer = _nth_writer(counts, n)
         item = lambda x: updates.console_item(x, writer)
         machine, wait, end, writes = tia.write_registers(
-            tia.TIAState(regs=dict(zip(names, item(packed))), screen=None,
-                         written=None),
+            tia.TIAState(regs=unpacked_regs(item(packed), names),
+                         screen=None, written=None),
             *logged_write(item(entries), item(waited)), item(ystart),
             item(blanks), render, True, screen.shape[-2])
         screen, written = tia.when_render(
@@ -248,7 +258,7 @@ def _draw_in_turn(render, names: list[str], slot: tuple,
             lambda sw: sw, (screen, written))
         put = lambda xs, x: jax.lax.dynamic_update_index_in_dim(xs, x, n, 0)
         return (n + 1,
-                put(drawn, jnp.stack([machine.regs[m] for m in names])),
+                put(drawn, packed_regs(machine.regs, names)),
                 screen, written, put(waits, wait), put(ends, end))
     return draw
 

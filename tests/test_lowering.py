@@ -326,7 +326,6 @@ def test_gather_shares_are_checked_and_apply_where_they_divide():
         assert lowering.gathered_share("writes", 4096) == 0     # in place
 
 
-
 def test_skipped_unless_branches_in_the_cpus_lowering_alone():
     """`lowering.skipped_unless`: a branch in the CPU's lowering, which
     skips the work where the flag is off; the accelerator's does it."""
