@@ -2,7 +2,9 @@
 one XLA:CPU kernel (`updates.KERNEL_MAX_BATCH`).
 
 A batch of at most that many consoles updates one console after another
-and draws every TIA write for all; its frame loop holds no scatter, so
+and draws a rendered frame's TIA writes for the writing consoles, one
+after another (`tia_gather.write_one_by_one`); its frame loop holds no
+scatter, so
 XLA:CPU compiles each loop into one kernel. A larger batch gathers the
 writing consoles (`console.compacted_size`) and scatters them back, and
 its loops run as thunks over whole-batch arrays.
