@@ -4,10 +4,9 @@ one XLA:CPU kernel (`updates.KERNEL_MAX_BATCH`).
 A batch of at most that many consoles updates one console after another
 and draws a rendered frame's TIA writes for the writing consoles, one
 after another (`tia_gather.write_one_by_one`); its frame loop holds no
-scatter, so
-XLA:CPU compiles each loop into one kernel. A larger batch gathers the
-writing consoles (`console.compacted_size`) and scatters them back, and
-its loops run as thunks over whole-batch arrays.
+scatter, so XLA:CPU compiles each loop into one kernel. A larger batch
+gathers the writing consoles (`console.compacted_size`) and scatters them
+back, and its loops run as thunks over whole-batch arrays.
 
 Workload: `jit(make_atari(game, num_envs=N).step)` with seeded random
 actions from the preset's reset; 2 warm-up steps, then the median of
