@@ -50,6 +50,14 @@ of shared ALU paths through small integer codes:
 Every CPU in a batch computes the same straight-line program, each at its own
 PC, and selects its results with `jnp.where`.
 
+XLA fuses an elementwise value into every consumer and computes it again in
+each. On the CPU that is where such a program's time goes: the ALU's result
+feeds A, X, Y, SP, P and the memory write, and the effective address every
+later access. So the CPU's lowering computes those two once
+(`lowering.computed_once`), and decimal mode divides by multiplying
+(`_to_bcd`). (`jaxatari.lowering` holds that choice per backend; it knows
+nothing of the Atari either.)
+
 State
 -----
 `CPUState` holds A, X, Y, SP, PC, P (the packed status byte, bits 4 and 5
@@ -68,6 +76,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+
+from jaxatari import lowering
 
 # --------------------------------------------------------------------------
 # The spec: three 16x16 grids, row = high nibble, column = low nibble.
@@ -618,8 +628,14 @@ def _from_bcd(x: jax.Array) -> jax.Array:
 
 
 def _to_bcd(n: jax.Array) -> jax.Array:
-    """Stella's binary-to-BCD table, 0..255: tens and units of n % 100."""
-    return (((n % 100) // 10) << 4) | (n % 10)
+    """Stella's binary-to-BCD table, n in 0..255: tens and units of
+    n % 100. Divisions by multiplication (exact below 1,000), since a vector
+    CPU has no integer divide."""
+    hundreds = (n * 41) >> 12
+    rest = n - hundreds * 100
+    tens = (rest * 205) >> 11
+    return (tens << 4) | (rest - tens * 10)
+
 
 
 def _decimal_difference(n: jax.Array) -> jax.Array:
@@ -764,6 +780,7 @@ def _execute(cpu: CPUState, ctl, operand, ea):
     lhs = _pick(col("lhs"), {Lhs.X: x, Lhs.Y: y, Lhs.S: sp, Lhs.AX: a & x,
                              Lhs.ANE: (a | 0xEE) & x, Lhs.LXA: a | 0xEE}, a)
     b, n, z, c, v = _binary(lhs, u, col("binary"), carry_in, decimal)
+    b, n, z, c, v, u, shift_carry = _alu_once(b, n, z, c, v, u, shift_carry)
     n = jnp.where(col("from_operand") == FromU.OPERAND, u >> 7, n)
     v = jnp.where(col("from_operand") == FromU.OPERAND, (u >> 6) & 1, v)
     c = _pick(col("carry"), {CarryFrom.SHIFT: shift_carry,
@@ -778,6 +795,16 @@ def _execute(cpu: CPUState, ctl, operand, ea):
     mem_value = jnp.where(col("sh") != 0, u & sh_mask, u) & 0xFF
     return (write(_DEST_A, a), write(_DEST_X, x), write(_DEST_Y, y),
             write(_DEST_S, sp), new_p, mem_value)
+
+
+def _alu_once(b, n, z, c, v, u, shift_carry):
+    """The ALU's outputs (bytes and bits), packed in one word that is
+    `lowering.computed_once`, and unpacked."""
+    word = lowering.computed_once(
+        b | (n << 8) | (z << 9) | (c << 10) | (v << 11) | (u << 12)
+        | (shift_carry << 20))
+    return (word & 0xFF, (word >> 8) & 1, (word >> 9) & 1, (word >> 10) & 1,
+            (word >> 11) & 1, (word >> 12) & 0xFF, (word >> 20) & 1)
 
 
 def _branch(cpu: CPUState, ctl, offset):
@@ -830,6 +857,8 @@ def step(cpu: CPUState, bus_state: BusState, bus: Bus,
     bus_state, (b1, b2, b3, b4) = _fetch(cpu, ctl, bus_state, bus, live, cycle)
     ea, crossed = _effective_address(col("mode"), b1, b2, b3, cpu.x, cpu.y,
                                      cpu.sp)
+    packed = lowering.computed_once(ea | (crossed.astype(jnp.int32) << 16))
+    ea, crossed = packed & 0xFFFF, (packed >> 16) != 0
     cycle = cycle + (col("penalty") & crossed)
     p_pushed = cpu.p | FLAG_B | FLAG_UNUSED
     bus_state, b5 = _access(bus, bus_state, col("kind5"), _pick(col("addr5"), {

@@ -273,6 +273,25 @@ def skipped_unless(flag: jax.Array, work: Callable[[T], T],
     return work(operand)
 
 
+def computed_once(value: jax.Array) -> jax.Array:
+    """`value`, which XLA:CPU computes once however many consumers read it.
+
+    XLA fuses an elementwise producer into each of its consumers, where it
+    is computed again: the 6502's ALU result, which feeds A, X, Y, SP, P
+    and the memory write, was computed five times an instruction. A
+    reduction XLA does not duplicate. So in the CPU's lowering
+    (`batch_conds()`) the value passes through a max with the dtype's
+    least value, over a new axis of two: the same bits, materialized
+    once. In the accelerator's (a GPU's, where a reduction would split
+    the loop body's kernels) it is `value` as is. An `optimization_barrier`
+    would not do: XLA:CPU removes it before fusing.
+    """
+    if not batch_conds():
+        return value
+    least = jnp.full_like(value, jnp.iinfo(value.dtype).min)
+    return jnp.max(jnp.stack([value, least], axis=-1), axis=-1)
+
+
 @contextlib.contextmanager
 def _as(variant: str) -> Iterator[None]:
     previous = tracing_variant()

@@ -200,14 +200,21 @@ def display_height(tia: TIAState) -> jax.Array:
 
 
 def _rotate(base: jax.Array, position: jax.Array) -> jax.Array:
-    """Move a mask drawn at pixel 0 to `position`, wrapping at 160."""
-    start = (WIDTH - position) % WIDTH
-    word, bit = start // 32, (start % 32).astype(jnp.uint32)
-    idx = (word + jnp.arange(WORDS)) % WORDS
+    """Move a mask drawn at pixel 0 to `position` (in 0..159, as the TIA
+    keeps every object's), wrapping at 160. No division: XLA:CPU divides a
+    vector element by element."""
+    start = jnp.where(position == 0, 0, WIDTH - position)
+    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
+    idx = _wrapped_word(word + jnp.arange(WORDS))
     low = base[idx] >> bit
     high = jnp.where(bit == 0, jnp.uint32(0),
-                     base[(idx + 1) % WORDS] << ((32 - bit) % 32))
+                     base[_wrapped_word(idx + 1)] << ((32 - bit) & 31))
     return low | high
+
+
+def _wrapped_word(index: jax.Array) -> jax.Array:
+    """`index % WORDS` for an index in 0..2 * WORDS - 1."""
+    return jnp.where(index >= WORDS, index - WORDS, index)
 
 
 def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:

@@ -338,3 +338,23 @@ def test_skipped_unless_branches_in_the_cpus_lowering_alone():
             assert sum(e.primitive.name == "cond" for e in eqns) == branches
             assert int(jax.jit(fn)(jnp.bool_(True))) == 6
             assert int(jax.jit(fn)(jnp.bool_(False))) == 6 - branches
+
+
+def test_computed_once_keeps_every_value_and_reduces_in_the_cpus_lowering():
+    """`lowering.computed_once`: the same values in both lowerings,
+    batched or not; a reduction (the value materialized once) in the
+    CPU's alone."""
+    info = np.iinfo(np.int32)
+    values = jnp.asarray([info.min, -70000, -1, 0, 1, 255, 0x1FFFFF,
+                          info.max], jnp.int32)
+    for variant, reduces in ((lowering.CPU, 1), (lowering.ACCELERATOR, 0)):
+        with lowering.forced(variant):
+            eqns = jax.make_jaxpr(lowering.computed_once)(values).jaxpr.eqns
+            assert sum(e.primitive.name == "reduce_max"
+                       for e in eqns) == reduces
+            np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(
+                lowering.computed_once))(values)), np.asarray(values))
+            assert int(jax.jit(lowering.computed_once)(jnp.int32(-5))) == -5
+            small = jnp.asarray([0, 7, 255], jnp.uint8)
+            np.testing.assert_array_equal(np.asarray(jax.jit(
+                lowering.computed_once)(small)), [0, 7, 255])
