@@ -78,6 +78,7 @@ Not emulated: audio.
 """
 from __future__ import annotations
 
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -199,17 +200,34 @@ def display_height(tia: TIAState) -> jax.Array:
 # --------------------------------------------------------------------------
 
 
-def _rotate(base: jax.Array, position: jax.Array) -> jax.Array:
+def _rotate(base: jax.Array, position: jax.Array,
+            batched: bool = False) -> jax.Array:
     """Move a mask drawn at pixel 0 to `position` (in 0..159, as the TIA
-    keeps every object's), wrapping at 160. No division: XLA:CPU divides a
-    vector element by element."""
+    keeps every object's), wrapping at 160. No division: a vector CPU
+    has no integer divide.
+
+    `batched` (static): the draw is a whole batch's, vmapped, in the CPU's
+    lowering. XLA:CPU runs a gather element by element, and fused into
+    the rotation the mask was gathered from its table again for every
+    word; so the mask is gathered once (`lowering.computed_once`) and its
+    words rolled by a chain of selects. Pong's undrawn preset frames ran
+    1.3x faster, but a console drawn alone (`tia_gather.write_one_by_one`)
+    ran 5% to 10% slower that way (BENCHMARKS.md, "The 6502's ALU and the TIA's
+    masks computed once"), so it keeps the gathers."""
     start = jnp.where(position == 0, 0, WIDTH - position)
     word, bit = start >> 5, (start & 31).astype(jnp.uint32)
-    idx = _wrapped_word(word + jnp.arange(WORDS))
-    low = base[idx] >> bit
+    if batched:
+        base = lowering.computed_once(jnp.asarray(base))
+        low = base
+        for k in range(1, WORDS):
+            low = jnp.where(word == k, jnp.roll(base, -k, axis=-1), low)
+        following = jnp.roll(low, -1, axis=-1)
+    else:
+        index = _wrapped_word(word + jnp.arange(WORDS))
+        low, following = base[index], base[_wrapped_word(index + 1)]
     high = jnp.where(bit == 0, jnp.uint32(0),
-                     base[_wrapped_word(idx + 1)] << ((32 - bit) & 31))
-    return low | high
+                     following << ((32 - bit) & 31))
+    return (low >> bit) | high
 
 
 def _wrapped_word(index: jax.Array) -> jax.Array:
@@ -217,18 +235,22 @@ def _wrapped_word(index: jax.Array) -> jax.Array:
     return jnp.where(index >= WORDS, index - WORDS, index)
 
 
-def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
-    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled` order)."""
+def _objects(tia: TIAState, skip_p0, skip_p1, reflect,
+             batched: bool = False) -> jax.Array:
+    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled` order);
+    `batched` as `_rotate` takes it."""
+    rotate = functools.partial(_rotate, batched=batched)
+
     def player(grp, nusiz, skip, pos):
-        return _rotate(jnp.asarray(PLAYER_MASKS)[skip, nusiz & 7, grp], pos)
+        return rotate(jnp.asarray(PLAYER_MASKS)[skip, nusiz & 7, grp], pos)
 
     def missile(nusiz, on, pos, stretch=0):
         size = ((nusiz >> 4) & 3) | stretch
         base = jnp.asarray(MISSILE_MASKS)[nusiz & 7, size]
-        return jnp.where(on != 0, _rotate(base, pos), jnp.uint32(0))
+        return jnp.where(on != 0, rotate(base, pos), jnp.uint32(0))
 
     ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
-    ball = jnp.where(ball_on != 0, _rotate(jnp.asarray(MISSILE_MASKS)[
+    ball = jnp.where(ball_on != 0, rotate(jnp.asarray(MISSILE_MASKS)[
         0, (tia.ctrlpf >> 4) & 3], tia.posbl), jnp.uint32(0))
     table = jnp.asarray(PLAYFIELD_MASKS)[reflect]
     pf = tia.pf
@@ -441,9 +463,12 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     crosses = rest > 0
     full_lines = jnp.maximum(rest - 1, 0) // LINE
     last_len = rest - LINE * full_lines
-    now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect)
+    # Without pixels, the CPU's lowering draws for a whole batch at once
+    # (`console._draws_one_by_one`).
+    batched = lowering.batch_conds() and fixed(render) and not render
+    now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect, batched)
     nxt = _cosmic_motion(_line_start_masks(tia))
-    later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect)
+    later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect, batched)
     a0, a1, blank_a, clears_a = _segment(tia, line_pos, line_pos + first_len)
     blank_after_a = (tia.hmove_blank != 0) & ~clears_a
     b_end = jnp.where(full_lines > 0, LINE, last_len)
