@@ -60,15 +60,23 @@ def audit(game: str, variant: str) -> dict:
             "whiles_in_instruction_loop": [len(x.whiles) for x in inner]}
 
 
-def _consoles(game: str, batch: int, shared_board: bool = False):
+def _consoles(game: str, batch: int, shared_board: bool = False,
+              in_play: int = 0):
     """A batch of the game's consoles from its cached reset states, with
     random joystick inputs: (board, state, inputs); the board is batched
-    too unless `shared_board` (then vmap it with in_axes None)."""
+    too unless `shared_board` (then vmap it with in_axes None). With
+    `in_play`, the consoles of `make_atari(game, num_envs=batch)` after
+    its reset and `in_play` steps of random actions instead: a game in
+    play, each console's its own (the reset states are few, and their
+    consoles write the TIA in step)."""
     env, params = jaxatari.make(game)
-    machines = params.reset_states.machine
-    count = jax.tree.leaves(machines)[0].shape[0]
-    index = jnp.arange(batch) % count
-    state = jax.tree.map(lambda x: x[index], machines)
+    if in_play:
+        state = _in_play(game, batch, in_play)
+    else:
+        machines = params.reset_states.machine
+        count = jax.tree.leaves(machines)[0].shape[0]
+        index = jnp.arange(batch) % count
+        state = jax.tree.map(lambda x: x[index], machines)
     board = env.board if shared_board else jax.tree.map(
         lambda x: jnp.broadcast_to(x, (batch,) + x.shape), env.board)
     rng = np.random.default_rng(0)
@@ -80,11 +88,27 @@ def _consoles(game: str, batch: int, shared_board: bool = False):
     return board, state, inputs
 
 
+def _in_play(game: str, batch: int, steps: int) -> console.Console:
+    """The consoles of the preset's `batch` envs after its reset and
+    `steps` steps of random actions (seeded)."""
+    venv, params = jaxatari.make_atari(game, num_envs=batch)
+    _, state = jax.jit(venv.reset)(jax.random.key(0), params)
+    step = jax.jit(venv.step)
+    actions = np.random.default_rng(0).integers(
+        0, venv.action_space(params).n, (steps, batch))
+    for i in range(steps):
+        _, state, *_ = step(jax.random.key(i + 1), state,
+                            jnp.asarray(actions[i], jnp.int32), params)
+    is_console = lambda x: isinstance(x, console.Console)  # noqa: E731
+    return next(x for x in jax.tree.leaves(state, is_leaf=is_console)
+                if is_console(x))
+
+
 def frames(game: str, variant: str, batch: int, render: bool,
            repeats: int, shared_board: bool = False,
            shape: str | None = None, hlo: str | None = None,
            gathers: bool = True, digest: bool = False,
-           kernel: str = "gpu") -> dict:
+           kernel: str = "gpu", in_play: int = 0) -> dict:
     """Median seconds per frame of a batch, `variant` forced; with
     `shared_board` the batch shares one board (as an env's consoles do)
     instead of a copy each; `shape` is the accelerator's loop shape
@@ -96,7 +120,8 @@ def frames(game: str, variant: str, batch: int, render: bool,
     state's `state_digest`, to compare two ways of running the frames.
     `kernel` is the plain kernel's mode (`lowering.PLAIN_KERNEL_MODES`:
     by default on a GPU, in the accelerator's lowering; "off": XLA's loop
-    alone, its draws gathered or not).
+    alone, its draws gathered or not). `in_play`: the consoles of a game
+    in play, as `_consoles` takes it.
 
     The frames are consecutive, each call's state donated to the next (so
     a console holds one state, not the three the H100's first timing
@@ -104,7 +129,7 @@ def frames(game: str, variant: str, batch: int, render: bool,
     arguments and temporaries as XLA plans the program for an H100).
     The first call (`first_call_s`) is the trace and lowering
     (`trace_lower_s`), the compile (`compile_s`) and one frame."""
-    board, state, inputs = _consoles(game, batch, shared_board)
+    board, state, inputs = _consoles(game, batch, shared_board, in_play)
     launches = {}
     shape = shape or lowering.DEFAULT_LOOP_SHAPE
     shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
@@ -141,7 +166,7 @@ def frames(game: str, variant: str, batch: int, render: bool,
     seconds = statistics.median(times)
     return {"measure": "frames", "game": game, "variant": variant,
             "batch": batch, "render": render, "repeats": repeats,
-            "shared_board": shared_board,
+            "shared_board": shared_board, "in_play": in_play,
             "loop_shape": shape if variant == lowering.ACCELERATOR
             else None, "gathers": gathers and variant == lowering.ACCELERATOR,
             "plain_kernel": kernel if variant == lowering.ACCELERATOR
@@ -267,6 +292,10 @@ def main() -> None:
                         "(on, the default) or for all in place (off)")
     parser.add_argument("--hlo-dir", help="frames: write each program's "
                         "optimized HLO here and count its launches")
+    parser.add_argument("--in-play", type=int, default=0, metavar="STEPS",
+                        help="frames: consoles of the preset after its "
+                        "reset and STEPS random steps (a game in play), "
+                        "not the game's reset states")
     parser.add_argument("--cpu-digest", type=int, metavar="BATCH",
                         help="only the CPU lowering's digest of BATCH "
                         "consoles' frames (`cpu_digest`), to check a "
@@ -292,7 +321,8 @@ def main() -> None:
                         print(json.dumps(frames(
                             args.game, variant, batch, render, args.repeats,
                             args.shared_board, shape, hlo,
-                            gathers == "on")), flush=True)
+                            gathers == "on", in_play=args.in_play)),
+                            flush=True)
     if "compile" not in args.skip:
         print(json.dumps(compile_times(args.game, args.batches[0])),
               flush=True)
