@@ -322,7 +322,7 @@ def _draws_one_by_one(batched, render) -> bool:
     console"); from the preset's states in play, 2.45 s against 0.36 ("The
     6502's ALU and the TIA's masks computed once")."""
     return (batched is not None and lowering.batch_conds()
-            and not (tia.fixed(render) and not render))
+            and not tia.draws_at_once(render))
 
 
 def compacted_size(batch: int) -> int:

@@ -637,7 +637,6 @@ def _to_bcd(n: jax.Array) -> jax.Array:
     return (tens << 4) | (rest - tens * 10)
 
 
-
 def _decimal_difference(n: jax.Array) -> jax.Array:
     """The BCD result of a decimal subtraction, n in -66..165.
 

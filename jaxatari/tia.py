@@ -210,10 +210,11 @@ def _rotate(base: jax.Array, position: jax.Array,
     lowering. XLA:CPU runs a gather element by element, and fused into
     the rotation the mask was gathered from its table again for every
     word; so the mask is gathered once (`lowering.computed_once`) and its
-    words rolled by a chain of selects. Pong's undrawn preset frames ran
-    1.3x faster, but a console drawn alone (`tia_gather.write_one_by_one`)
-    ran 5% to 10% slower that way (BENCHMARKS.md, "The 6502's ALU and the TIA's
-    masks computed once"), so it keeps the gathers."""
+    words rolled by a chain of selects (`draws_at_once`). Pong's undrawn
+    preset frames ran 1.3x faster, but a console drawn alone
+    (`tia_gather.write_one_by_one`) ran 5% to 10% slower that way
+    (BENCHMARKS.md, "The 6502's ALU and the TIA's masks computed once"),
+    so it keeps the gathers."""
     start = jnp.where(position == 0, 0, WIDTH - position)
     word, bit = start >> 5, (start & 31).astype(jnp.uint32)
     if batched:
@@ -327,6 +328,14 @@ def fixed(render: bool | jax.Array) -> bool:
     """Whether `render` is a Python bool, fixed while tracing (no
     conditional for it at all)."""
     return isinstance(render, (bool, np.bool_))
+
+
+def draws_at_once(render: bool | jax.Array) -> bool:
+    """Whether the CPU's lowering draws a frame's TIA writes for a whole
+    batch at once, masked (a frame fixed as not rendered: a draw without
+    pixels is cheap), rather than for the writing consoles one by one
+    (`console._draws_one_by_one`)."""
+    return lowering.batch_conds() and fixed(render) and not render
 
 
 def when_render(render: bool | jax.Array, pixels, nothing, operand):
@@ -463,9 +472,7 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     crosses = rest > 0
     full_lines = jnp.maximum(rest - 1, 0) // LINE
     last_len = rest - LINE * full_lines
-    # Without pixels, the CPU's lowering draws for a whole batch at once
-    # (`console._draws_one_by_one`).
-    batched = lowering.batch_conds() and fixed(render) and not render
+    batched = draws_at_once(render)
     now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect, batched)
     nxt = _cosmic_motion(_line_start_masks(tia))
     later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect, batched)
