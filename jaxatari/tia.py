@@ -79,6 +79,7 @@ Not emulated: audio.
 from __future__ import annotations
 
 import functools
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -200,32 +201,15 @@ def display_height(tia: TIAState) -> jax.Array:
 # --------------------------------------------------------------------------
 
 
-def _rotate(base: jax.Array, position: jax.Array,
-            batched: bool = False) -> jax.Array:
+def _rotate(base: jax.Array, position: jax.Array) -> jax.Array:
     """Move a mask drawn at pixel 0 to `position` (in 0..159, as the TIA
     keeps every object's), wrapping at 160. No division: a vector CPU
-    has no integer divide.
-
-    `batched` (static): the draw is a whole batch's, vmapped, in the CPU's
-    lowering. XLA:CPU runs a gather element by element, and fused into
-    the rotation the mask was gathered from its table again for every
-    word; so the mask is gathered once (`lowering.computed_once`) and its
-    words rolled by a chain of selects (`draws_at_once`). Pong's undrawn
-    preset frames ran 1.3x faster, but a console drawn alone
-    (`tia_gather.write_one_by_one`) ran 5% to 10% slower that way
-    (BENCHMARKS.md, "The 6502's ALU and the TIA's masks computed once"),
-    so it keeps the gathers."""
+    has no integer divide. (A whole batch's draw in the CPU's lowering
+    rotates word by word instead: `_rotated_words`.)"""
     start = jnp.where(position == 0, 0, WIDTH - position)
     word, bit = start >> 5, (start & 31).astype(jnp.uint32)
-    if batched:
-        base = lowering.computed_once(jnp.asarray(base))
-        low = base
-        for k in range(1, WORDS):
-            low = jnp.where(word == k, jnp.roll(base, -k, axis=-1), low)
-        following = jnp.roll(low, -1, axis=-1)
-    else:
-        index = _wrapped_word(word + jnp.arange(WORDS))
-        low, following = base[index], base[_wrapped_word(index + 1)]
+    index = _wrapped_word(word + jnp.arange(WORDS))
+    low, following = base[index], base[_wrapped_word(index + 1)]
     high = jnp.where(bit == 0, jnp.uint32(0),
                      following << ((32 - bit) & 31))
     return (low >> bit) | high
@@ -236,35 +220,76 @@ def _wrapped_word(index: jax.Array) -> jax.Array:
     return jnp.where(index >= WORDS, index - WORDS, index)
 
 
-def _objects(tia: TIAState, skip_p0, skip_p1, reflect,
-             batched: bool = False) -> jax.Array:
-    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled` order);
-    `batched` as `_rotate` takes it."""
-    rotate = functools.partial(_rotate, batched=batched)
-
-    def player(grp, nusiz, skip, pos):
-        return rotate(jnp.asarray(PLAYER_MASKS)[skip, nusiz & 7, grp], pos)
-
+def _object_bases(tia: TIAState, skip_p0, skip_p1, reflect) -> list:
+    """Each of P0, M0, P1, M1, BL, PF (in `enabled` order) as its mask
+    drawn at pixel 0 (uint32[5]), its position (None: the playfield is
+    not moved) and whether it shows (None: always)."""
     def missile(nusiz, on, pos, stretch=0):
         size = ((nusiz >> 4) & 3) | stretch
-        base = jnp.asarray(MISSILE_MASKS)[nusiz & 7, size]
-        return jnp.where(on != 0, rotate(base, pos), jnp.uint32(0))
+        return jnp.asarray(MISSILE_MASKS)[nusiz & 7, size], pos, on != 0
 
     ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
-    ball = jnp.where(ball_on != 0, rotate(jnp.asarray(MISSILE_MASKS)[
-        0, (tia.ctrlpf >> 4) & 3], tia.posbl), jnp.uint32(0))
     table = jnp.asarray(PLAYFIELD_MASKS)[reflect]
     pf = tia.pf
     playfield = (table[0, pf & 0xF] | table[1, (pf >> 4) & 0xFF]
                  | table[2, (pf >> 12) & 0xFF])
-    return jnp.stack([
-        player(tia.cur_grp0, tia.nusiz0, skip_p0, tia.posp0),
+    return [
+        (jnp.asarray(PLAYER_MASKS)[skip_p0, tia.nusiz0 & 7, tia.cur_grp0],
+         tia.posp0, None),
         missile(tia.nusiz0, tia.enam0 * (1 - tia.resmp0) * (
             tia.m0_mask != M0_HIDDEN), tia.posm0,
             (tia.m0_mask == M0_STRETCHED).astype(jnp.int32)),
-        player(tia.cur_grp1, tia.nusiz1, skip_p1, tia.posp1),
+        (jnp.asarray(PLAYER_MASKS)[skip_p1, tia.nusiz1 & 7, tia.cur_grp1],
+         tia.posp1, None),
         missile(tia.nusiz1, tia.enam1 * (1 - tia.resmp1), tia.posm1),
-        ball, playfield])
+        (jnp.asarray(MISSILE_MASKS)[0, (tia.ctrlpf >> 4) & 3], tia.posbl,
+         ball_on != 0),
+        (playfield, None, None)]
+
+
+def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
+    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled`
+    order)."""
+    masks = []
+    for base, position, on in _object_bases(tia, skip_p0, skip_p1, reflect):
+        mask = base if position is None else _rotate(base, position)
+        masks.append(mask if on is None else jnp.where(on, mask, 0))
+    return jnp.stack(masks)
+
+
+def _objects_by_word(tia: TIAState, skip_p0, skip_p1, reflect) -> list:
+    """`_objects` as 6 lists of 5 words (uint32 scalars), for a whole
+    batch's draw (`draws_at_once`): vmapped, every operation is then one
+    over the batch. As uint32[6, 5] rows, XLA:CPU's loops ran along the 5
+    words: an undrawn frame of 256 Pong consoles in play took 0.268 s
+    against 0.170 s word by word (BENCHMARKS.md, "Collisions word by
+    word"). Each mask is gathered from its table once
+    (`lowering.computed_once`): XLA:CPU runs a gather element by element,
+    and fused into the rotation it gathered again for every word."""
+    masks = []
+    for base, position, on in _object_bases(tia, skip_p0, skip_p1, reflect):
+        base = lowering.computed_once(base)
+        words = [base[w] for w in range(WORDS)]
+        if position is not None:
+            words = _rotated_words(words, position)
+        masks.append(words if on is None else
+                     [jnp.where(on, word, jnp.uint32(0)) for word in words])
+    return masks
+
+
+def _rotated_words(words: list, position: jax.Array) -> list:
+    """`_rotate` of a mask given as its 5 words."""
+    start = jnp.where(position == 0, 0, WIDTH - position)
+    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
+    low = []
+    for w in range(WORDS):
+        picked = words[w]
+        for k in range(1, WORDS):
+            picked = jnp.where(word == k, words[(w + k) % WORDS], picked)
+        low.append(picked)
+    return [(low[w] >> bit) | jnp.where(
+        bit == 0, jnp.uint32(0), low[(w + 1) % WORDS] << ((32 - bit) & 31))
+        for w in range(WORDS)]
 
 
 def enabled_objects(tia: TIAState) -> jax.Array:
@@ -296,6 +321,30 @@ def _collisions(objects: jax.Array, span: jax.Array) -> jax.Array:
 # --------------------------------------------------------------------------
 # Drawing.
 # --------------------------------------------------------------------------
+
+
+def _span_words(x0: jax.Array, x1: jax.Array) -> list:
+    """`_span` as its 5 words."""
+    def ones(count):   # the low `count` bits, count in 0..32
+        shifted = jnp.left_shift(jnp.uint32(1),
+                                 jnp.minimum(count, 31).astype(jnp.uint32))
+        return jnp.where(count >= 32, jnp.uint32(0xFFFFFFFF),
+                         shifted - jnp.uint32(1))
+    return [ones(jnp.clip(x1 - 32 * w, 0, 32))
+            & ~ones(jnp.clip(x0 - 32 * w, 0, 32)) for w in range(WORDS)]
+
+
+def _collisions_by_word(objects: list, span: list) -> jax.Array:
+    """`_collisions` of objects and a span given as words
+    (`_objects_by_word`, `_span_words`)."""
+    inside = [[word & span[w] for w, word in enumerate(words)]
+              for words in objects]
+    bits = jnp.int32(0)
+    for pair, (a, b) in enumerate(zip(PAIR_A.tolist(), PAIR_B.tolist())):
+        overlap = functools.reduce(operator.or_, [
+            inside[a][w] & inside[b][w] for w in range(WORDS)])
+        bits = bits | jnp.where(overlap != 0, 1 << pair, 0)
+    return bits
 
 
 def _line_pixels(tia: TIAState, objects: jax.Array) -> jax.Array:
@@ -472,10 +521,7 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     crosses = rest > 0
     full_lines = jnp.maximum(rest - 1, 0) // LINE
     last_len = rest - LINE * full_lines
-    batched = draws_at_once(render)
-    now = _objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect, batched)
     nxt = _cosmic_motion(_line_start_masks(tia))
-    later = _objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect, batched)
     a0, a1, blank_a, clears_a = _segment(tia, line_pos, line_pos + first_len)
     blank_after_a = (tia.hmove_blank != 0) & ~clears_a
     b_end = jnp.where(full_lines > 0, LINE, last_len)
@@ -485,8 +531,15 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     b1 = jnp.where(crosses, b1, 0)
     tail = jnp.where(full_lines > 0, WIDTH, jnp.maximum(last_len - HBLANK, 0))
     visible = (tia.vblank & 0x02) == 0
-    hits = _collisions(now, _span(jnp.maximum(a0, 0), jnp.maximum(a1, 0)))
-    hits = hits | jnp.where(crosses, _collisions(later, _span(0, tail)), 0)
+    if draws_at_once(render):   # word by word, along the batch
+        objects, span = _objects_by_word, _span_words
+        collisions = _collisions_by_word
+    else:
+        objects, span, collisions = _objects, _span, _collisions
+    now = objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect)
+    later = objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect)
+    hits = collisions(now, span(jnp.maximum(a0, 0), jnp.maximum(a1, 0)))
+    hits = hits | jnp.where(crosses, collisions(later, span(0, tail)), 0)
     hits = jnp.where(visible, hits, 0)
     hmove_blank = jnp.where(crosses, blank_after_a & ~clears_b,
                             blank_after_a)

@@ -1,15 +1,15 @@
-"""The TIA's object masks: `tia._rotate` against a numpy reference."""
+"""The TIA's object masks and collisions: `tia._rotate` and its
+word-by-word form against a numpy reference, and the word-by-word
+collisions (a whole batch's undrawn draw in the CPU's lowering) against
+the array form on random registers."""
 from __future__ import annotations
-
-import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
-from jaxatari import lowering, tia
-from jaxatari.tia_tables import WIDTH, WORDS
+from jaxatari import tia
+from jaxatari.tia_tables import M0_HIDDEN, M0_PLAIN, M0_STRETCHED, WIDTH, WORDS
 
 
 def _pixels(words: np.ndarray) -> np.ndarray:
@@ -18,22 +18,81 @@ def _pixels(words: np.ndarray) -> np.ndarray:
             ).reshape(-1)
 
 
-@pytest.mark.parametrize("batched", [False, True])
-def test_rotate_moves_a_mask_as_a_roll_of_its_pixels_at_every_position(
-        batched):
-    """Both forms (`batched`: the mask gathered once and rolled by
-    selects), in the CPU's lowering."""
+def _by_word(rotate_words):
+    """`tia._rotated_words` with a uint32[5] mask in and out."""
+    return lambda mask, position: jnp.stack(
+        rotate_words([mask[w] for w in range(WORDS)], position))
+
+
+def test_both_rotations_move_a_mask_as_a_roll_of_its_pixels_everywhere():
     masks = np.random.default_rng(0).integers(
         0, 2**32, (8, WORDS), dtype=np.uint32)
     positions = np.arange(WIDTH, dtype=np.int32)
-    rotate = functools.partial(tia._rotate, batched=batched)
-    with lowering.forced(lowering.CPU):
+    for name, rotate in (("gathers", tia._rotate),
+                         ("words", _by_word(tia._rotated_words))):
         rotated = np.asarray(jax.jit(jax.vmap(jax.vmap(
             rotate, (None, 0)), (0, None)))(jnp.asarray(masks),
                                             jnp.asarray(positions)))
-    for m, mask in enumerate(masks):
-        for position in positions:
-            np.testing.assert_array_equal(
-                _pixels(rotated[m, position]),
-                np.roll(_pixels(mask), position),
-                err_msg=f"mask {m}, position {position}")
+        for m, mask in enumerate(masks):
+            for position in positions:
+                np.testing.assert_array_equal(
+                    _pixels(rotated[m, position]),
+                    np.roll(_pixels(mask), position),
+                    err_msg=f"{name}: mask {m}, position {position}")
+
+
+def test_span_words_are_the_span():
+    ends = np.arange(-2, WIDTH + 3, dtype=np.int32)
+    x0, x1 = (a.reshape(-1) for a in np.meshgrid(ends, ends))
+    keep = x0 <= x1
+    x0, x1 = jnp.asarray(x0[keep]), jnp.asarray(x1[keep])
+    array = jax.jit(jax.vmap(tia._span))(jnp.maximum(x0, 0),
+                                         jnp.maximum(x1, 0))
+    words = jax.jit(jax.vmap(lambda a, b: jnp.stack(tia._span_words(a, b))))(
+        jnp.maximum(x0, 0), jnp.maximum(x1, 0))
+    np.testing.assert_array_equal(np.asarray(words), np.asarray(array))
+
+
+def _random_registers(rng: np.random.Generator, count: int) -> tia.TIAState:
+    """`count` TIAs with random object registers (each register drawn
+    over its whole range, objects often off so that latches vary)."""
+    base = tia.power_on()
+    draw = lambda high: jnp.asarray(rng.integers(0, high, count), jnp.int32)
+    regs = {name: jnp.broadcast_to(value, (count,))
+            for name, value in base.regs.items()}
+    regs.update(
+        nusiz0=draw(256), nusiz1=draw(256), cur_grp0=draw(256),
+        cur_grp1=draw(256), posp0=draw(WIDTH), posp1=draw(WIDTH),
+        posm0=draw(WIDTH), posm1=draw(WIDTH), posbl=draw(WIDTH),
+        enam0=draw(2), enam1=draw(2), enabl=draw(2), denabl=draw(2),
+        vdelbl=draw(2), resmp0=draw(2), resmp1=draw(2), ctrlpf=draw(256),
+        pf=draw(1 << 20), skip_p0=draw(2), skip_p1=draw(2),
+        pf_reflect=draw(2), m0_mask=jnp.asarray(rng.choice(
+            [M0_PLAIN, M0_HIDDEN, M0_STRETCHED], count), jnp.int32))
+    return tia.TIAState(regs=regs, screen=None, written=None)
+
+
+def test_word_by_word_collisions_are_the_arrays():
+    """The objects and their collision latches within random spans, word
+    by word (`_objects_by_word`, `_collisions_by_word`) and as arrays."""
+    rng = np.random.default_rng(1)
+    count = 4096
+    state = _random_registers(rng, count)
+    x0 = jnp.asarray(rng.integers(0, WIDTH + 1, count), jnp.int32)
+    x1 = jnp.minimum(x0 + jnp.asarray(rng.integers(0, WIDTH + 1, count),
+                                      jnp.int32), WIDTH)
+
+    def both(t, a, b):
+        masks = tia._objects(t, t.skip_p0, t.skip_p1, t.pf_reflect)
+        words = tia._objects_by_word(t, t.skip_p0, t.skip_p1, t.pf_reflect)
+        return (masks, jnp.stack([jnp.stack(w) for w in words]),
+                tia._collisions(masks, tia._span(a, b)),
+                tia._collisions_by_word(words, tia._span_words(a, b)))
+    masks, words, latches, latches_by_word = jax.device_get(
+        jax.jit(jax.vmap(both))(state, x0, x1))
+    np.testing.assert_array_equal(words, masks)
+    np.testing.assert_array_equal(latches_by_word, latches)
+    # the check saw collisions: most latches set somewhere, not everywhere
+    seen = np.bitwise_or.reduce(latches)
+    assert bin(int(seen)).count("1") == 15, bin(int(seen))
+    assert (latches != latches[0]).any()
