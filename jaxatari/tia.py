@@ -14,9 +14,10 @@ changes the register. This module does the same, with the same rules:
 * A write takes effect `POKE_DELAY[register]` clocks late (PF0-2 by 4, 5, 2
   or 3 clocks depending on the position in the line); RESPx that lands in a
   copy of the player first draws 11 clocks ahead.
-* Object shapes are "masks" fixed when a register changes: each player mask
-  depends on its position, NUSIZ and whether RESPx asked to skip the first
-  copy; the playfield mask (reflected or not) on CTRLPF. At each line end the
+* Object shapes are "masks" (`jaxatari.tia_objects`) fixed when a
+  register changes: each player mask depends on its position, NUSIZ and
+  whether RESPx asked to skip the first copy; the playfield mask
+  (reflected or not) on CTRLPF. At each line end the
   players' skip flag clears and the playfield takes CTRLPF's reflection (a
   line end is processed lazily: a draw ending exactly at the line end leaves
   it *pending* until the next draw).
@@ -78,25 +79,21 @@ Not emulated: audio.
 """
 from __future__ import annotations
 
-import functools
-import operator
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import folds, lowering, tia_rows
+from jaxatari import folds, lowering, tia_objects, tia_rows
 from jaxatari.tia_tables import (
-    BL, COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
-    CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR,
-    HMM0, HMM1, HMOVE, HMOVE_BLANK_CYCLES, HMP0, HMP1, LINE, M0, M0_HIDDEN,
-    M0_PLAIN, M0_STRETCHED, M1, MAX_SCANLINES, MISSILE_MASKS, MOTION, NUSIZ0,
-    NUSIZ1, ONES, P0, P1, PAIR_A, PAIR_B, PAL_HEIGHT, PAL_MAX_SCANLINES, PF,
-    PF0, PF1, PF2, PF_DELAY, PLAYER_MASKS, PLAYFIELD_MASKS, POKE_DELAY,
-    PRIORITY_TABLE, REFLECT, REFP0, REFP1, RESBL, RESM0, RESM1, RESMP0,
-    RESMP1, RESP0, RESP1, VBLANK, VDELBL, VDELP0, VDELP1, VSYNC, WIDTH, WORDS,
-    WSYNC, _copies)
+    COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
+    CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR, HMM0,
+    HMM1, HMOVE, HMOVE_BLANK_CYCLES, HMP0, HMP1, LINE, M0_PLAIN,
+    MAX_SCANLINES, MOTION, NUSIZ0, NUSIZ1, PAL_HEIGHT, PAL_MAX_SCANLINES, PF,
+    PF0, PF1, PF2, PF_DELAY, POKE_DELAY, PRIORITY_TABLE, REFLECT, REFP0,
+    REFP1, RESBL, RESM0, RESM1, RESMP0, RESMP1, RESP0, RESP1, VBLANK, VDELBL,
+    VDELP0, VDELP1, VSYNC, WIDTH, WSYNC, _copies)
+from jaxatari.tia_objects import enabled_objects
 
 # --------------------------------------------------------------------------
 # State.
@@ -197,154 +194,8 @@ def display_height(tia: TIAState) -> jax.Array:
 
 
 # --------------------------------------------------------------------------
-# Object masks (five words per object).
-# --------------------------------------------------------------------------
-
-
-def _rotate(base: jax.Array, position: jax.Array) -> jax.Array:
-    """Move a mask drawn at pixel 0 to `position` (in 0..159, as the TIA
-    keeps every object's), wrapping at 160. No division: a vector CPU
-    has no integer divide. (A whole batch's draw in the CPU's lowering
-    rotates word by word instead: `_rotated_words`.)"""
-    start = jnp.where(position == 0, 0, WIDTH - position)
-    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
-    index = _wrapped_word(word + jnp.arange(WORDS))
-    low, following = base[index], base[_wrapped_word(index + 1)]
-    high = jnp.where(bit == 0, jnp.uint32(0),
-                     following << ((32 - bit) & 31))
-    return (low >> bit) | high
-
-
-def _wrapped_word(index: jax.Array) -> jax.Array:
-    """`index % WORDS` for an index in 0..2 * WORDS - 1."""
-    return jnp.where(index >= WORDS, index - WORDS, index)
-
-
-def _object_bases(tia: TIAState, skip_p0, skip_p1, reflect) -> list:
-    """Each of P0, M0, P1, M1, BL, PF (in `enabled` order) as its mask
-    drawn at pixel 0 (uint32[5]), its position (None: the playfield is
-    not moved) and whether it shows (None: always)."""
-    def missile(nusiz, on, pos, stretch=0):
-        size = ((nusiz >> 4) & 3) | stretch
-        return jnp.asarray(MISSILE_MASKS)[nusiz & 7, size], pos, on != 0
-
-    ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
-    table = jnp.asarray(PLAYFIELD_MASKS)[reflect]
-    pf = tia.pf
-    playfield = (table[0, pf & 0xF] | table[1, (pf >> 4) & 0xFF]
-                 | table[2, (pf >> 12) & 0xFF])
-    return [
-        (jnp.asarray(PLAYER_MASKS)[skip_p0, tia.nusiz0 & 7, tia.cur_grp0],
-         tia.posp0, None),
-        missile(tia.nusiz0, tia.enam0 * (1 - tia.resmp0) * (
-            tia.m0_mask != M0_HIDDEN), tia.posm0,
-            (tia.m0_mask == M0_STRETCHED).astype(jnp.int32)),
-        (jnp.asarray(PLAYER_MASKS)[skip_p1, tia.nusiz1 & 7, tia.cur_grp1],
-         tia.posp1, None),
-        missile(tia.nusiz1, tia.enam1 * (1 - tia.resmp1), tia.posm1),
-        (jnp.asarray(MISSILE_MASKS)[0, (tia.ctrlpf >> 4) & 3], tia.posbl,
-         ball_on != 0),
-        (playfield, None, None)]
-
-
-def _objects(tia: TIAState, skip_p0, skip_p1, reflect) -> jax.Array:
-    """uint32[6, 5] masks of P0, M0, P1, M1, BL, PF (in `enabled`
-    order)."""
-    masks = []
-    for base, position, on in _object_bases(tia, skip_p0, skip_p1, reflect):
-        mask = base if position is None else _rotate(base, position)
-        masks.append(mask if on is None else jnp.where(on, mask, 0))
-    return jnp.stack(masks)
-
-
-def _objects_by_word(tia: TIAState, skip_p0, skip_p1, reflect) -> list:
-    """`_objects` as 6 lists of 5 words (uint32 scalars), for a whole
-    batch's draw (`draws_at_once`): vmapped, every operation is then one
-    over the batch. As uint32[6, 5] rows, XLA:CPU's loops ran along the 5
-    words: an undrawn frame of 256 Pong consoles in play took 0.268 s
-    against 0.170 s word by word (BENCHMARKS.md, "Collisions word by
-    word"). Each mask is gathered from its table once
-    (`lowering.computed_once`): XLA:CPU runs a gather element by element,
-    and fused into the rotation it gathered again for every word."""
-    masks = []
-    for base, position, on in _object_bases(tia, skip_p0, skip_p1, reflect):
-        base = lowering.computed_once(base)
-        words = [base[w] for w in range(WORDS)]
-        if position is not None:
-            words = _rotated_words(words, position)
-        masks.append(words if on is None else
-                     [jnp.where(on, word, jnp.uint32(0)) for word in words])
-    return masks
-
-
-def _rotated_words(words: list, position: jax.Array) -> list:
-    """`_rotate` of a mask given as its 5 words."""
-    start = jnp.where(position == 0, 0, WIDTH - position)
-    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
-    low = []
-    for w in range(WORDS):
-        picked = words[w]
-        for k in range(1, WORDS):
-            picked = jnp.where(word == k, words[(w + k) % WORDS], picked)
-        low.append(picked)
-    return [(low[w] >> bit) | jnp.where(
-        bit == 0, jnp.uint32(0), low[(w + 1) % WORDS] << ((32 - bit) & 31))
-        for w in range(WORDS)]
-
-
-def enabled_objects(tia: TIAState) -> jax.Array:
-    """Stella's `myEnabledObjects`: which objects could draw at all."""
-    ball_on = jnp.where(tia.vdelbl != 0, tia.denabl, tia.enabl)
-    flags = [(tia.cur_grp0 != 0, P0), ((tia.enam0 != 0) & (tia.resmp0 == 0),
-             M0), (tia.cur_grp1 != 0, P1),
-             ((tia.enam1 != 0) & (tia.resmp1 == 0), M1),
-             (ball_on != 0, BL), (tia.pf != 0, PF)]
-    return sum(jnp.where(on, bit, 0) for on, bit in flags)
-
-
-def _span(x0: jax.Array, x1: jax.Array) -> jax.Array:
-    """uint32[5] with pixels [x0, x1) set."""
-    base = jnp.arange(WORDS) * 32
-    hi = jnp.clip(x1 - base, 0, 32)
-    lo = jnp.clip(x0 - base, 0, 32)
-    ones = jnp.asarray(ONES)
-    return ones[hi] & ~ones[lo]
-
-
-def _collisions(objects: jax.Array, span: jax.Array) -> jax.Array:
-    """The collision latch bits that `objects` produce within `span`."""
-    hits = objects[PAIR_A] & objects[PAIR_B] & span
-    bits = folds.any_along(hits != 0, axis=1).astype(jnp.int32)
-    return folds.or_along(bits << jnp.arange(15))
-
-
-# --------------------------------------------------------------------------
 # Drawing.
 # --------------------------------------------------------------------------
-
-
-def _span_words(x0: jax.Array, x1: jax.Array) -> list:
-    """`_span` as its 5 words."""
-    def ones(count):   # the low `count` bits, count in 0..32
-        shifted = jnp.left_shift(jnp.uint32(1),
-                                 jnp.minimum(count, 31).astype(jnp.uint32))
-        return jnp.where(count >= 32, jnp.uint32(0xFFFFFFFF),
-                         shifted - jnp.uint32(1))
-    return [ones(jnp.clip(x1 - 32 * w, 0, 32))
-            & ~ones(jnp.clip(x0 - 32 * w, 0, 32)) for w in range(WORDS)]
-
-
-def _collisions_by_word(objects: list, span: list) -> jax.Array:
-    """`_collisions` of objects and a span given as words
-    (`_objects_by_word`, `_span_words`)."""
-    inside = [[word & span[w] for w, word in enumerate(words)]
-              for words in objects]
-    bits = jnp.int32(0)
-    for pair, (a, b) in enumerate(zip(PAIR_A.tolist(), PAIR_B.tolist())):
-        overlap = functools.reduce(operator.or_, [
-            inside[a][w] & inside[b][w] for w in range(WORDS)])
-        bits = bits | jnp.where(overlap != 0, 1 << pair, 0)
-    return bits
 
 
 def _line_pixels(tia: TIAState, objects: jax.Array) -> jax.Array:
@@ -532,10 +383,11 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
     tail = jnp.where(full_lines > 0, WIDTH, jnp.maximum(last_len - HBLANK, 0))
     visible = (tia.vblank & 0x02) == 0
     if draws_at_once(render):   # word by word, along the batch
-        objects, span = _objects_by_word, _span_words
-        collisions = _collisions_by_word
+        objects, span = tia_objects.masks_by_word, tia_objects.span_words
+        collisions = tia_objects.collisions_by_word
     else:
-        objects, span, collisions = _objects, _span, _collisions
+        objects, span = tia_objects.masks, tia_objects.span
+        collisions = tia_objects.collisions
     now = objects(tia, tia.skip_p0, tia.skip_p1, tia.pf_reflect)
     later = objects(nxt, nxt.skip_p0, nxt.skip_p1, nxt.pf_reflect)
     hits = collisions(now, span(jnp.maximum(a0, 0), jnp.maximum(a1, 0)))

@@ -1,14 +1,14 @@
-"""The TIA's object masks and collisions: `tia._rotate` and its
-word-by-word form against a numpy reference, and the word-by-word
-collisions (a whole batch's undrawn draw in the CPU's lowering) against
-the array form on random registers."""
+"""`jaxatari.tia_objects`: both rotations of a mask against a numpy
+reference, and the word-by-word spans, masks and collision latches (a
+whole batch's undrawn draw in the CPU's lowering) against the arrays on
+random registers."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxatari import tia
+from jaxatari import tia, tia_objects
 from jaxatari.tia_tables import M0_HIDDEN, M0_PLAIN, M0_STRETCHED, WIDTH, WORDS
 
 
@@ -19,7 +19,7 @@ def _pixels(words: np.ndarray) -> np.ndarray:
 
 
 def _by_word(rotate_words):
-    """`tia._rotated_words` with a uint32[5] mask in and out."""
+    """`tia_objects.rotated_words` with a uint32[5] mask in and out."""
     return lambda mask, position: jnp.stack(
         rotate_words([mask[w] for w in range(WORDS)], position))
 
@@ -28,8 +28,8 @@ def test_both_rotations_move_a_mask_as_a_roll_of_its_pixels_everywhere():
     masks = np.random.default_rng(0).integers(
         0, 2**32, (8, WORDS), dtype=np.uint32)
     positions = np.arange(WIDTH, dtype=np.int32)
-    for name, rotate in (("gathers", tia._rotate),
-                         ("words", _by_word(tia._rotated_words))):
+    for name, rotate in (("gathers", tia_objects.rotate),
+                         ("words", _by_word(tia_objects.rotated_words))):
         rotated = np.asarray(jax.jit(jax.vmap(jax.vmap(
             rotate, (None, 0)), (0, None)))(jnp.asarray(masks),
                                             jnp.asarray(positions)))
@@ -46,10 +46,10 @@ def test_span_words_are_the_span():
     x0, x1 = (a.reshape(-1) for a in np.meshgrid(ends, ends))
     keep = x0 <= x1
     x0, x1 = jnp.asarray(x0[keep]), jnp.asarray(x1[keep])
-    array = jax.jit(jax.vmap(tia._span))(jnp.maximum(x0, 0),
-                                         jnp.maximum(x1, 0))
-    words = jax.jit(jax.vmap(lambda a, b: jnp.stack(tia._span_words(a, b))))(
-        jnp.maximum(x0, 0), jnp.maximum(x1, 0))
+    x0, x1 = jnp.maximum(x0, 0), jnp.maximum(x1, 0)
+    array = jax.jit(jax.vmap(tia_objects.span))(x0, x1)
+    words = jax.jit(jax.vmap(lambda a, b: jnp.stack(
+        tia_objects.span_words(a, b))))(x0, x1)
     np.testing.assert_array_equal(np.asarray(words), np.asarray(array))
 
 
@@ -74,7 +74,7 @@ def _random_registers(rng: np.random.Generator, count: int) -> tia.TIAState:
 
 def test_word_by_word_collisions_are_the_arrays():
     """The objects and their collision latches within random spans, word
-    by word (`_objects_by_word`, `_collisions_by_word`) and as arrays."""
+    by word (`masks_by_word`, `collisions_by_word`) and as arrays."""
     rng = np.random.default_rng(1)
     count = 4096
     state = _random_registers(rng, count)
@@ -83,11 +83,13 @@ def test_word_by_word_collisions_are_the_arrays():
                                       jnp.int32), WIDTH)
 
     def both(t, a, b):
-        masks = tia._objects(t, t.skip_p0, t.skip_p1, t.pf_reflect)
-        words = tia._objects_by_word(t, t.skip_p0, t.skip_p1, t.pf_reflect)
+        flags = (t.skip_p0, t.skip_p1, t.pf_reflect)
+        masks = tia_objects.masks(t, *flags)
+        words = tia_objects.masks_by_word(t, *flags)
         return (masks, jnp.stack([jnp.stack(w) for w in words]),
-                tia._collisions(masks, tia._span(a, b)),
-                tia._collisions_by_word(words, tia._span_words(a, b)))
+                tia_objects.collisions(masks, tia_objects.span(a, b)),
+                tia_objects.collisions_by_word(
+                    words, tia_objects.span_words(a, b)))
     masks, words, latches, latches_by_word = jax.device_get(
         jax.jit(jax.vmap(both))(state, x0, x1))
     np.testing.assert_array_equal(words, masks)
