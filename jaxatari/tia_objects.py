@@ -41,13 +41,19 @@ def rotate(base: jax.Array, position: jax.Array) -> jax.Array:
     keeps every object's), wrapping at 160. No division: a vector CPU
     has no integer divide. (A whole batch's draw in the CPU's lowering
     rotates word by word instead: `rotated_words`.)"""
-    start = jnp.where(position == 0, 0, WIDTH - position)
-    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
+    word, bit = _word_and_bit(position)
     index = _wrapped_word(word + jnp.arange(WORDS))
     low, following = base[index], base[_wrapped_word(index + 1)]
     high = jnp.where(bit == 0, jnp.uint32(0),
                      following << ((32 - bit) & 31))
     return (low >> bit) | high
+
+
+def _word_and_bit(position: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Where a mask placed at `position` reads its pixel 0 from: the
+    word, and the bit within it."""
+    start = jnp.where(position == 0, 0, WIDTH - position)
+    return start >> 5, (start & 31).astype(jnp.uint32)
 
 
 def _wrapped_word(index: jax.Array) -> jax.Array:
@@ -56,9 +62,9 @@ def _wrapped_word(index: jax.Array) -> jax.Array:
 
 
 def _object_bases(tia: TIAState, skip_p0, skip_p1, reflect) -> list:
-    """Each of P0, M0, P1, M1, BL, PF as its mask
-    drawn at pixel 0 (uint32[5]), its position (None: the playfield is
-    not moved) and whether it shows (None: always)."""
+    """Each of P0, M0, P1, M1, BL, PF as its mask drawn at pixel 0
+    (uint32[5]), its position (None: the playfield is not moved) and
+    whether it shows (None: always)."""
     def missile(nusiz, on, pos, stretch=0):
         size = ((nusiz >> 4) & 3) | stretch
         return jnp.asarray(MISSILE_MASKS)[nusiz & 7, size], pos, on != 0
@@ -114,8 +120,7 @@ def masks_by_word(tia: TIAState, skip_p0: jax.Array, skip_p1: jax.Array,
 def rotated_words(words: list[jax.Array], position: jax.Array
                   ) -> list[jax.Array]:
     """`rotate` of a mask given as its 5 words."""
-    start = jnp.where(position == 0, 0, WIDTH - position)
-    word, bit = start >> 5, (start & 31).astype(jnp.uint32)
+    word, bit = _word_and_bit(position)
     low = []
     for w in range(WORDS):
         picked = words[w]
