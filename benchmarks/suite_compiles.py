@@ -14,6 +14,10 @@ retrieval, added to the test running when it fired. Each pytest process
 directory (`$JAXATARI_COMPILE_REPORT`, default `.compile_report`). The
 report prints one JSON line per test file, costliest first: seconds of
 tracing, lowering and compiling, and how many programs XLA compiled.
+With `--programs N` it prints the N costliest programs by name instead
+(every backend compile of a second or more is kept with its function's
+name and test, in `programs_<worker>.json`): how often each was
+compiled, in how many files, and its seconds.
 """
 from __future__ import annotations
 
@@ -30,9 +34,13 @@ PHASES = {"jaxpr_trace_duration": "trace_s",
           "backend_compile_duration": "compile_s",
           "cache_retrieval_time_sec": "cache_read_s"}
 
+PROGRAM_MIN_S = 1.0
+"""The backend compiles kept one by one (`--programs`): a second or more."""
+
 _running = ["<outside tests>"]
 _seconds: dict[str, collections.Counter] = collections.defaultdict(
     collections.Counter)
+_programs: list[dict] = []
 
 
 def report_dir() -> pathlib.Path:
@@ -40,11 +48,14 @@ def report_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get(REPORT_DIR, ".compile_report"))
 
 
-def _listen(event: str, duration: float, **_: Any) -> None:
+def _listen(event: str, duration: float, **details: Any) -> None:
     phase = PHASES.get(event.rsplit("/", 1)[-1])
     if phase is not None:
         _seconds[_running[0]][phase] += duration
         _seconds[_running[0]][phase.replace("_s", "_count")] += 1
+    if phase == "compile_s" and duration >= PROGRAM_MIN_S:
+        _programs.append({"test": _running[0], "seconds": round(duration, 2),
+                          "name": str(details.get("fun_name", "?"))})
 
 
 def pytest_configure(config) -> None:
@@ -68,6 +79,22 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"compiles_{worker}.json").write_text(json.dumps(
         {test: dict(counts) for test, counts in _seconds.items()}))
+    (folder / f"programs_{worker}.json").write_text(json.dumps(_programs))
+
+
+def per_program(programs: list[dict]) -> list[dict]:
+    """The kept compiles summed by function name, costliest first."""
+    rows: dict[str, dict] = {}
+    for program in programs:
+        row = rows.setdefault(program["name"], {
+            "name": program["name"], "compiles": 0, "seconds": 0.0,
+            "files": set()})
+        row["compiles"] += 1
+        row["seconds"] += program["seconds"]
+        row["files"].add(program["test"].split("::")[0])
+    return sorted(({**row, "seconds": round(row["seconds"], 1),
+                    "files": len(row["files"])} for row in rows.values()),
+                  key=lambda row: -row["seconds"])
 
 
 def per_file(per_test: dict[str, dict[str, float]]) -> list[dict]:
@@ -107,7 +134,16 @@ def main(argv: list[str] | None = None) -> None:
                              f" or .compile_report)")
     parser.add_argument("--top", type=int, default=20,
                         help="how many files to print")
+    parser.add_argument("--programs", type=int, default=0,
+                        help="print this many programs by name instead")
     args = parser.parse_args(argv)
+    if args.programs:
+        folder = args.dir or report_dir()
+        programs = [program for path in sorted(folder.glob(
+            "programs_*.json")) for program in json.loads(path.read_text())]
+        for row in per_program(programs)[:args.programs]:
+            print(json.dumps(row))
+        return
     rows = per_file(load(args.dir or report_dir()))
     total = {"file": "(all)", "jax_s": round(sum(r["jax_s"] for r in rows),
                                               1),

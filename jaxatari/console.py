@@ -421,9 +421,23 @@ def _cpu_loop(loop: _Loop, state: Console, running: jax.Array):
 
     with jax.named_scope(lowering.INSTRUCTION_LOOP):
         _, state, _, stop = jax.lax.while_loop(
-            lambda c: loop.anywhere(c[2]), body,
+            functools.partial(_cpu_loop_goes_on, loop), body,
             (jnp.int32(0), state, running, jnp.zeros_like(running)))
     return state, stop
+
+
+def _cpu_loop_goes_on(loop: _Loop, carry: tuple) -> jax.Array:
+    """`_cpu_loop`'s predicate: whether any console of the batch runs.
+
+    The count under the cap adds nothing (`_still_running` stops every
+    console there), but it makes XLA's search for the loop's induction
+    variable give up at the predicate, which depends on two carried
+    values. With the flags alone it took the flags for one and, for each
+    of the 80 or so times its passes ask, cloned all the body computes
+    them from (every nested loop), then gave up: about 12% of compiling
+    Pong's step (BENCHMARKS.md, "The instruction loop's predicate")."""
+    count, _, running, _ = carry
+    return loop.anywhere(running) & (count < INSTRUCTIONS_PER_UPDATE)
 
 
 def _still_running(state: Console, running: jax.Array, ends: jax.Array,

@@ -555,7 +555,8 @@ _CALL = re.compile(r"\bfunc\.call @([\w.$-]+)\(")
 _LOC_REF = re.compile(r"loc\((#loc\d*)\)\s*$")
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)$")
 _COUNTER_BOUND = re.compile(
-    r"stablehlo\.compare\s+LT,\s+%iterArg\w*,\s+(%c\w*)")
+    r"(%[\w#:]+) = stablehlo\.compare\s+LT,\s+%iterArg\w*,\s+(%c\w*)")
+_RETURN = re.compile(r"\bstablehlo\.return\s+(%[\w#:]+)")
 
 
 @dataclasses.dataclass
@@ -566,8 +567,10 @@ class WhileLoop:
         function: the function it is in.
         name: the innermost name of its location (JAX's name stack, e.g.
             `.../instruction_loop/while`), or "".
-        static_trip_count: its condition compares a loop counter with a
-            constant (`fori_loop`, `scan`), so XLA knows the trip count.
+        static_trip_count: its condition is a loop counter compared with a
+            constant (`fori_loop`, `scan`), so XLA knows the trip count (a
+            condition that only ands such a bound with other flags, as
+            `console._cpu_loop_goes_on`, has none).
         conditionals: `case`/`if` ops inside it (condition and body, through
             calls), save those whose index is a constant (what
             `jax.lax.platform_dependent` leaves for one platform; XLA folds
@@ -619,6 +622,7 @@ def _parse_function(lines: list[str], name: str, constants: set) -> _Function:
     folded: set = set()        # results of conditionals on constants
     depth = 0
     in_condition = None
+    bounds: set = set()        # compares of a counter with a constant
     for line in lines:
         enclosing = tuple(index for index, _ in open_loops)
         if _WHILE.search(line):
@@ -636,7 +640,11 @@ def _parse_function(lines: list[str], name: str, constants: set) -> _Function:
         for callee in _CALL.findall(line):
             fn.items.append(("call", callee, enclosing))
         bound = _COUNTER_BOUND.search(line)
-        if bound and in_condition is not None and bound.group(1) in constants:
+        if bound and in_condition is not None and bound.group(2) in constants:
+            bounds.add(bound.group(1))
+        returned = _RETURN.search(line)
+        if returned and in_condition is not None and (
+                returned.group(1) in bounds):   # the condition is the bound
             fn.loops[in_condition].static_trip_count = True
         if line.strip().startswith("} do {"):
             in_condition = None

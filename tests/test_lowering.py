@@ -261,6 +261,24 @@ def test_audit_finds_conditionals_through_calls():
                   for loop in loops) == [(False, 1), (True, 0)]
 
 
+def test_audit_takes_a_bound_anded_with_flags_for_no_trip_count():
+    """A loop that runs while any flag holds and a counter is under a cap
+    (`console._cpu_loop_goes_on`) has no static trip count; one whose
+    condition is the counter's bound has."""
+    def program(flags):
+        def body(carry):
+            count, flags = carry
+            return count + 1, flags & (jnp.arange(3) > count)
+        _, flags = jax.lax.while_loop(
+            lambda c: jnp.any(c[1]) & (c[0] < 10), body, (0, flags))
+        return jax.lax.fori_loop(0, 3, lambda _, y: ~y, flags)
+
+    text = jax.export.export(jax.jit(program), platforms=["cuda"])(
+        jnp.ones(3, bool)).mlir_module()
+    assert sorted(loop.static_trip_count
+                  for loop in lowering.audit(text)) == [False, True]
+
+
 def test_audit_folds_platform_dependent_choices():
     def program(x):
         def body(y):

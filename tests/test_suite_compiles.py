@@ -72,3 +72,27 @@ def test_the_report_sums_a_file(report, capsys):
 def test_the_report_says_what_to_run_when_there_is_nothing(tmp_path):
     with pytest.raises(SystemExit, match="-p benchmarks.suite_compiles"):
         suite_compiles.load(tmp_path)
+
+
+def test_programs_are_summed_by_name(tmp_path, capsys):
+    """`--programs`: compiles of a second or more, by function name."""
+    kept = [{"test": "tests/a.py::t", "seconds": 2.0, "name": "jit(step)"},
+            {"test": "tests/b.py::u", "seconds": 3.5, "name": "jit(step)"},
+            {"test": "tests/a.py::v", "seconds": 4.0, "name": "jit(boot)"}]
+    (tmp_path / "programs_gw0.json").write_text(json.dumps(kept[:2]))
+    (tmp_path / "programs_gw1.json").write_text(json.dumps(kept[2:]))
+    suite_compiles.main(["--dir", str(tmp_path), "--programs", "5"])
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rows == [
+        {"name": "jit(step)", "compiles": 2, "seconds": 5.5, "files": 2},
+        {"name": "jit(boot)", "compiles": 1, "seconds": 4.0, "files": 1}]
+
+
+def test_a_long_compile_is_kept_with_its_name(monkeypatch):
+    monkeypatch.setattr(suite_compiles, "_programs", [])
+    monkeypatch.setattr(suite_compiles, "_running", ["tests/a.py::t"])
+    event = "/jax/core/compile/backend_compile_duration"
+    suite_compiles._listen(event, 0.2, fun_name="jit(short)")
+    suite_compiles._listen(event, 1.5, fun_name="jit(long)")
+    assert suite_compiles._programs == [
+        {"test": "tests/a.py::t", "seconds": 1.5, "name": "jit(long)"}]
