@@ -369,7 +369,8 @@ def _end(board: Board, state: Console, render, stop) -> Console:
     instructions), is cleared: where a loop queued its writes elsewhere
     (`plain_kernel`) it holds other entries."""
     partial = ~stop
-    drawn = tia.draw_to_last_read(state.tia, board.ystart, render)
+    drawn = tia.draw_to_last_read(state.tia, board.ystart, render,
+                                  board.features.cosmic_lines)
     finished = tia.finish_frame(drawn, state.cpu.cycles, board.ystart,
                                 partial)
     return state.replace(tia=finished, partial=partial,

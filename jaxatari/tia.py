@@ -310,12 +310,13 @@ def draw_line_end(tia: TIAState, ystart: jax.Array,
 
 
 def _draw_by_lines(tia: TIAState, clock: jax.Array, ystart: jax.Array,
-                   render: bool | jax.Array) -> TIAState:
+                   render: bool | jax.Array, line_ends: bool) -> TIAState:
     """`update` to `clock`, line end by line end while the Cosmic Ark
-    motion is on (no step for a console without it)."""
-    tia = jax.lax.while_loop(
-        lambda t: line_end_due(t, clock, ystart),
-        lambda t: draw_line_end(t, ystart, render), tia)
+    motion is on (no step for a console without it), if `line_ends`."""
+    if line_ends:
+        tia = jax.lax.while_loop(
+            lambda t: line_end_due(t, clock, ystart),
+            lambda t: draw_line_end(t, ystart, render), tia)
     return update(tia, clock, ystart, render)
 
 
@@ -746,14 +747,18 @@ def note_read(tia: TIAState, clock: jax.Array, on: jax.Array) -> TIAState:
 
 
 def draw_to_last_read(tia: TIAState, ystart: jax.Array,
-                      render: bool | jax.Array) -> TIAState:
+                      render: bool | jax.Array,
+                      line_ends: bool = True) -> TIAState:
     """Draw up to the frame's last TIA read, as Stella's `peek` did then.
 
     Registers only change at writes, which draw first, so drawing this late
     gives the same pixels; it matters only for a frame cut short, whose
     screen shows what was drawn by its last TIA access and no more.
+    `line_ends`: whether the draw stops at each line end while the Cosmic
+    Ark motion is on (a board's `cosmic_lines`, as the frame loop's own
+    line ends; without it the loop is not traced, nor compiled).
     """
-    return _draw_by_lines(tia, tia.read_clock, ystart, render)
+    return _draw_by_lines(tia, tia.read_clock, ystart, render, line_ends)
 
 
 def start_frame(tia: TIAState, cycles: jax.Array, ystart: jax.Array,
