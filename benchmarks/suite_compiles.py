@@ -116,15 +116,33 @@ def per_file(per_test: dict[str, dict[str, float]]) -> list[dict]:
     return sorted(rows, key=lambda row: -row["jax_s"])
 
 
+def _written(folder: pathlib.Path, kind: str) -> list:
+    """Every process's `{kind}_<worker>.json`, read."""
+    return [json.loads(path.read_text())
+            for path in sorted(folder.glob(f"{kind}_*.json"))]
+
+
+def _nothing_in(folder: pathlib.Path, kind: str) -> SystemExit:
+    return SystemExit(f"no {kind}_*.json in {folder}: run pytest with "
+                      f"-p benchmarks.suite_compiles first")
+
+
 def load(folder: pathlib.Path) -> dict[str, dict[str, float]]:
     """Every process's seconds per test, merged."""
     merged: dict[str, dict[str, float]] = {}
-    for path in sorted(folder.glob("compiles_*.json")):
-        merged.update(json.loads(path.read_text()))
+    for per_test in _written(folder, "compiles"):
+        merged.update(per_test)
     if not merged:
-        raise SystemExit(f"no compiles_*.json in {folder}: run pytest with "
-                         f"-p benchmarks.suite_compiles first")
+        raise _nothing_in(folder, "compiles")
     return merged
+
+
+def load_programs(folder: pathlib.Path) -> list[dict]:
+    """Every process's kept compiles (`PROGRAM_MIN_S`), in one list."""
+    written = _written(folder, "programs")
+    if not written:
+        raise _nothing_in(folder, "programs")
+    return [program for programs in written for program in programs]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,9 +156,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="print this many programs by name instead")
     args = parser.parse_args(argv)
     if args.programs:
-        folder = args.dir or report_dir()
-        programs = [program for path in sorted(folder.glob(
-            "programs_*.json")) for program in json.loads(path.read_text())]
+        programs = load_programs(args.dir or report_dir())
         for row in per_program(programs)[:args.programs]:
             print(json.dumps(row))
         return

@@ -3,6 +3,7 @@ test and per file. A pytest run of a two-test file with the plugin, in a
 subprocess, then the report's sums against that run's own counts."""
 from __future__ import annotations
 
+import collections
 import json
 import os
 import pathlib
@@ -72,6 +73,8 @@ def test_the_report_sums_a_file(report, capsys):
 def test_the_report_says_what_to_run_when_there_is_nothing(tmp_path):
     with pytest.raises(SystemExit, match="-p benchmarks.suite_compiles"):
         suite_compiles.load(tmp_path)
+    with pytest.raises(SystemExit, match="no programs_"):
+        suite_compiles.main(["--dir", str(tmp_path), "--programs", "5"])
 
 
 def test_programs_are_summed_by_name(tmp_path, capsys):
@@ -90,6 +93,8 @@ def test_programs_are_summed_by_name(tmp_path, capsys):
 
 def test_a_long_compile_is_kept_with_its_name(monkeypatch):
     monkeypatch.setattr(suite_compiles, "_programs", [])
+    monkeypatch.setattr(suite_compiles, "_seconds", collections.defaultdict(
+        collections.Counter))   # the plugin's own, if it is loaded
     monkeypatch.setattr(suite_compiles, "_running", ["tests/a.py::t"])
     event = "/jax/core/compile/backend_compile_duration"
     suite_compiles._listen(event, 0.2, fun_name="jit(short)")
