@@ -433,10 +433,11 @@ def _cpu_loop_goes_on(loop: _Loop, carry: tuple) -> jax.Array:
     The count under the cap adds nothing (`_still_running` stops every
     console there), but it makes XLA's search for the loop's induction
     variable give up at the predicate, which depends on two carried
-    values. With the flags alone it took the flags for one and, for each
-    of the 80 or so times its passes ask, cloned all the body computes
-    them from (every nested loop), then gave up: about 12% of compiling
-    Pong's step (BENCHMARKS.md, "The instruction loop's predicate")."""
+    values. With the flags alone it took the flags for one and, each
+    time its passes asked (63 times in one compile of Pong's step),
+    cloned all the body computes them from (every nested loop), then
+    gave up: about 12% of that compile (BENCHMARKS.md, "The instruction
+    loop's predicate")."""
     count, _, running, _ = carry
     return loop.anywhere(running) & (count < INSTRUCTIONS_PER_UPDATE)
 
