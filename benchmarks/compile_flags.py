@@ -14,8 +14,6 @@ a core, and swap cores in the next round.
 Prints one JSON line a (flags, round): trace and lowering seconds,
 compile seconds, the median step in seconds, and the sum of the last
 step's observations (equal across flag sets where the bits are).
-`--flag=--frames-by-flag` is no XLA flag: it times the CPU's lowering
-stepping its frames with the accelerator's one frame program.
 """
 from __future__ import annotations
 
@@ -34,22 +32,13 @@ STEPS = 3
 reported."""
 
 
-def measure(game: str, envs: int, frames_by_flag: bool = False,
-            steps: int = STEPS) -> dict:
-    """Here: trace and lower, compile, then time `steps` steps.
-
-    `frames_by_flag`: the CPU's lowering steps its frames as the
-    accelerator's schedule does (`AtariEnv._frames_by_flag`: one frame
-    program, whether to draw given as data) instead of its own two."""
+def measure(game: str, envs: int, steps: int = STEPS) -> dict:
+    """Here: trace and lower, compile, then time `steps` steps."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
     import jaxatari
-    from jaxatari import environment
-    if frames_by_flag:
-        environment.AtariEnv._frames_apart = (
-            environment.AtariEnv._frames_by_flag)
     env, params = jaxatari.make_atari(game, num_envs=envs)
     key = jax.random.key(0)
     _, state = env.reset(key, params)
@@ -72,15 +61,10 @@ def measure(game: str, envs: int, frames_by_flag: bool = False,
             "last_observation_sum": int(np.asarray(out[0], np.int64).sum())}
 
 
-FRAMES_BY_FLAG = "--frames-by-flag"
-"""Not an XLA flag: the child steps its frames by flag (`measure`)."""
-
-
 def _child_environment(flags: str) -> dict[str, str]:
     env = dict(os.environ)
-    xla = "" if flags == FRAMES_BY_FLAG else flags
     env["XLA_FLAGS"] = " ".join(
-        ["--xla_force_host_platform_device_count=1", xla]).strip()
+        ["--xla_force_host_platform_device_count=1", flags]).strip()
     env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
     env.setdefault("JAXATARI_LOWERING", "cpu")
     return env
@@ -89,8 +73,6 @@ def _child_environment(flags: str) -> dict[str, str]:
 def _start(flags: str, core: int, args: argparse.Namespace):
     command = [sys.executable, __file__, "--child", "--game", args.game,
                "--envs", str(args.envs), "--steps", str(args.steps)]
-    if flags == FRAMES_BY_FLAG:
-        command.append(FRAMES_BY_FLAG)
     return pinned.start(command, _child_environment(flags), core)
 
 
@@ -105,16 +87,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flag", action="append", default=[],
                         metavar="=FLAGS", help="a set of extra XLA_FLAGS, "
                         "given as --flag=... (XLA's defaults always run "
-                        "first); --flag=--frames-by-flag instead times "
-                        "the frames stepped by flag (`measure`)")
-    parser.add_argument(FRAMES_BY_FLAG, dest="frames_by_flag",
-                        action="store_true", help=argparse.SUPPRESS)
+                        "first)")
     parser.add_argument("--child", action="store_true",
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(measure(args.game, args.envs,
-                                 args.frames_by_flag, args.steps)))
+        print(json.dumps(measure(args.game, args.envs, args.steps)))
         return
     flag_sets = [""] + args.flag
     cores = pinned.cores()[:2]

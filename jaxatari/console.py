@@ -643,15 +643,8 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
         after = _pixels_after(render)
         over = _per_console(batched)
         loop_render = False if after else render
-        write_each = lambda state, k, waited, on: over(_write_logged)(
-            board, inputs, loop_render, state, k, waited, on)
-        if _compacts(batched, state.cpu.pc):
-            write_each = functools.partial(
-                tia_gather.write_compacted, board, batched[0], loop_render,
-                compacted_size(state.cpu.pc.shape[0]))
-        elif _draws_one_by_one(batched, loop_render):
-            write_each = functools.partial(
-                tia_gather.write_one_by_one, board, batched[0], loop_render)
+        write_each = _writer(board, inputs, batched, over, state.cpu.pc,
+                             loop_render)
         loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
                      write_each, None if batched is None else BATCH_AXIS,
@@ -677,6 +670,34 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
     if batched is not None:
         return jax.vmap(end, in_axes=(batched[0], 0, 0))(board, state, stop)
     return end(board, state, stop)
+
+
+def _writer(board: Board, inputs: Inputs, batched, over, pc: jax.Array,
+            render):
+    """The instruction loop's `write_each` (`_apply_tia_writes`) for a
+    frame that draws its pixels during its instructions: per console
+    (`_write_logged`), compacted (`_compacts`) or one by one
+    (`_draws_one_by_one`).
+
+    A batch's frame told by data whether it is drawn (`render` traced),
+    in the CPU's lowering, draws each write as a frame fixed as drawn or
+    as one fixed as not, chosen by a `lax.cond` on the flag: an undrawn
+    frame's draws are cheaper without pixels in mind (`tia.draws_at_once`),
+    and so the frame loop is compiled once for both kinds of frame."""
+    if (batched is not None and lowering.batch_conds()
+            and not tia.fixed(render)):
+        drawn, undrawn = (_writer(board, inputs, batched, over, pc, kind)
+                          for kind in (True, False))
+        return lambda *args: jax.lax.cond(render, drawn, undrawn, *args)
+    if _compacts(batched, pc):
+        return functools.partial(
+            tia_gather.write_compacted, board, batched[0], render,
+            compacted_size(pc.shape[0]))
+    if _draws_one_by_one(batched, render):
+        return functools.partial(
+            tia_gather.write_one_by_one, board, batched[0], render)
+    return lambda state, k, waited, on: over(_write_logged)(
+        board, inputs, render, state, k, waited, on)
 
 
 def _pixels_after(render) -> bool:

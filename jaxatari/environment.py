@@ -162,14 +162,15 @@ lowering variant being traced: on the host (the boot), one compiled
 program serves all boards of the same features; inside a traced step,
 JAX reuses its jaxpr, so a new env or wrapper costs no new trace of the
 console (about 15 s on this machine, most of a step's trace). A frame
-traced in the CPU's branch of a step (`AtariEnv._frames_apart`) holds
-the CPU's loop alone: the variant in the key keeps it from a caller that
+traced inside one branch of a caller's `lowering.per_backend` holds that
+variant's loop alone: the variant in the key keeps it from a caller that
 lowers for both."""
 
 _shared_flagged_frame = jax.jit(_console_frame_as, static_argnums=(7,))
-"""`_shared_console_frame` with `render` as data (`AtariEnv.
-_frames_by_flag`): a second step program of the same env reuses the
-first one's trace (5 s for Breakout's step on this machine)."""
+"""`_shared_console_frame` with `render` as data (a step's frames,
+`AtariEnv._frames`, and a replayed reset's): a second step program of the
+same env reuses the first one's trace (5 s for Breakout's step on this
+machine)."""
 
 
 COSMIC_ARK_GAMES = frozenset({"journey_escape"})
@@ -534,12 +535,8 @@ class AtariEnv:
         applied_actions = sticky_actions(
             key, state.action, ale_action, params.repeat_action_probability,
             params.frameskip)
-        carry = (state, jnp.int32(0))
-        (state, total), obs = lowering.per_backend(
-            cpu=lambda: self._frames_apart(carry, applied_actions, params,
-                                           pooled),
-            accelerator=lambda: self._frames_by_flag(
-                carry, applied_actions, params, pooled))
+        (state, total), obs = self._frames(
+            (state, jnp.int32(0)), applied_actions, params, pooled)
         terminated = state.terminal
         truncated = self._game_over(state, params) & ~terminated
         info = {"lives": state.lives,
@@ -548,39 +545,25 @@ class AtariEnv:
                 "applied_actions": applied_actions}
         return obs, state, total, terminated | truncated, info
 
-    def _frames_apart(self, carry: tuple[EnvState, jax.Array],
-                      applied_actions: jax.Array, params: EnvParams,
-                      pooled: int):
-        """A step's frames as two frame programs (the CPU's schedule): the
-        frames before the `pooled` ones are not drawn, one scanned copy of
-        the undrawn frame program serves them whatever the frameskip, and
-        a copy of the drawn one the pooled frames. Returns the carry and
-        the pooled frames' observations' elementwise maximum."""
-        if params.frameskip > pooled:
-            carry, _ = jax.lax.scan(
-                lambda c, a: (self._skip_frame(c, a, params, False), None),
-                carry, applied_actions[:-pooled])
+    def _frames(self, carry: tuple[EnvState, jax.Array],
+                applied_actions: jax.Array, params: EnvParams,
+                pooled: int):
+        """A step's frames, as one frame program whether to draw a frame
+        given as data; returns the carry and the elementwise maximum of
+        the last `pooled` frames' observations.
 
-        def drawn(carry, applied):
-            carry = self._skip_frame(carry, applied, params, True)
-            return carry, self.observation(carry[0], params)
-        carry, observations = jax.lax.scan(drawn, carry,
-                                           applied_actions[-pooled:])
-        return carry, observations.max(axis=0)
-
-    def _frames_by_flag(self, carry: tuple[EnvState, jax.Array],
-                        applied_actions: jax.Array, params: EnvParams,
-                        pooled: int):
-        """A step's frames as one frame program, whether to draw a frame
-        given as data (an accelerator's schedule), as `_frames_apart`.
-
-        Compiled for an H100, a program with the frame loop once compiles
-        in about half the time of one with it twice (the drawn and the
-        undrawn frame programs; BENCHMARKS.md, "One frame program a
-        step"), and the loans of a GPU are short. The undrawn frames then
-        log their TIA writes as the drawn ones do (and the log is
-        dropped), and their render loop runs no step. The pooled
-        maximum is carried (observations are unsigned: 0 is the least).
+        The frame loop is compiled once a step, not once for the drawn
+        frames and once for the others: on the CPU a step of the preset
+        compiles in a fifth less time and traces in two fifths less, for
+        steps 0% to 3% slower (BENCHMARKS.md, "One frame program a step
+        on the CPU too"); for an H100 it compiles in half the time ("One
+        frame program a step"). An undrawn frame draws no pixels (the CPU's
+        lowering chooses its writes' draws by the flag,
+        `console._writer`; the accelerator's logs its TIA writes as a
+        drawn frame does, and its render loop runs no step). Only the
+        pooled frames' observations are computed on the CPU
+        (`lowering.skipped_unless`); the maximum is carried
+        (observations are unsigned: 0 is the least).
         """
         first_drawn = params.frameskip - pooled
 
@@ -589,10 +572,10 @@ class AtariEnv:
             index, applied = index_and_action
             drawn = index >= first_drawn
             carry = self._skip_frame(carry, applied, params, drawn)
-            obs = self.observation(carry[0], params)
-            pooled_obs = jnp.where(drawn, jnp.maximum(pooled_obs, obs),
-                                   pooled_obs)
-            return (carry, pooled_obs), None
+            with_this = lowering.skipped_unless(drawn, lambda kept: (
+                jnp.maximum(kept, self.observation(carry[0], params))),
+                pooled_obs)
+            return (carry, jnp.where(drawn, with_this, pooled_obs)), None
         shape = jax.eval_shape(self.observation, carry[0], params)
         (carry, obs), _ = jax.lax.scan(
             frame, (carry, jnp.zeros(shape.shape, shape.dtype)),

@@ -50,7 +50,7 @@ def test_a_failed_child_stops_the_run(monkeypatch):
         compile_flags.main(["--rounds", "1"])
 
 
-def test_frames_by_flag_is_a_childs_option_not_an_xla_flag(monkeypatch):
+def test_a_childs_command_holds_the_run_and_its_flags(monkeypatch):
     commands = []
 
     class Popen:
@@ -59,11 +59,10 @@ def test_frames_by_flag_is_a_childs_option_not_an_xla_flag(monkeypatch):
 
     monkeypatch.setattr(compile_flags.pinned.subprocess, "Popen", Popen)
     args = compile_flags.argparse.Namespace(game="pong", envs=4, steps=7)
-    compile_flags._start(compile_flags.FRAMES_BY_FLAG, 0, args)
     compile_flags._start("--xla_a", 1, args)
-    (by_flag, by_flag_xla), (plain, plain_xla) = commands
-    assert by_flag[-1] == "--frames-by-flag" and "--frames-by-flag" not in (
-        by_flag_xla)
-    # the children time as many steps as the parent was told
-    assert plain[plain.index("--steps") + 1] == "7"
-    assert "--frames-by-flag" not in plain and plain_xla.endswith("--xla_a")
+    (command, xla), = commands
+    # the child times as many steps as the parent was told, of that game
+    assert command[command.index("--steps") + 1] == "7"
+    assert command[command.index("--game") + 1] == "pong"
+    assert command[command.index("--envs") + 1] == "4"
+    assert "--child" in command and xla.endswith("--xla_a")

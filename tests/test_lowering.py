@@ -54,7 +54,7 @@ def test_cuda_lowering_has_no_conditional_in_the_instruction_loop():
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
     chunks = lowering.in_scope(loops, lowering.INSTRUCTION_CHUNKS)
     # One frame program: whether a frame is drawn is data
-    # (`AtariEnv._frames_by_flag`).
+    # (`AtariEnv._frames`).
     assert len(instruction) == 1 and len(chunks) == 1
     for loop in instruction:
         assert loop.static_trip_count, loop
@@ -87,8 +87,9 @@ def test_unrolled_write_slots_leave_no_loop_in_the_instruction_loop():
 def test_cpu_lowering_keeps_its_batch_wide_conditionals():
     loops = lowering.audit(_export_preset_step(lowering.CPU))
     instruction = lowering.in_scope(loops, lowering.INSTRUCTION_LOOP)
-    # Two frame programs: frames drawn and not (`AtariEnv._frames_apart`).
-    assert len(instruction) == 2 and all(not loop.static_trip_count
+    # One frame program, whether a frame is drawn given as data
+    # (`AtariEnv._frames`), as the accelerator's.
+    assert len(instruction) == 1 and all(not loop.static_trip_count
                                          for loop in instruction)
     assert all(loop.conditionals >= 12 for loop in instruction), [
         loop.conditionals for loop in instruction]

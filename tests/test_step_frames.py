@@ -1,10 +1,10 @@
-"""A step's frames as one frame program or two (`AtariEnv.step_env`).
+"""A step's frames as one frame program (`AtariEnv.step_env`).
 
-The CPU steps the frames before the pooled ones with the undrawn frame
-program and the pooled ones with the drawn one (`_frames_apart`); an
-accelerator steps them all with one program told by data whether to draw
-(`_frames_by_flag`), which halves its compile. Both give the same bits,
-and the jit cache keeps a frame traced in one branch apart.
+A step runs its frames with one frame program told by data whether to
+draw (`AtariEnv._frames`), in both lowerings, which halves its compile.
+It gives the bits of the same frames run one at a time with whether to
+draw fixed while tracing (the drawn and the undrawn frame programs), and
+the jit cache keeps a frame traced in one branch apart.
 """
 from __future__ import annotations
 
@@ -16,38 +16,60 @@ import jaxatari
 from jaxatari import lowering
 
 
-def test_a_step_gives_the_same_bits_as_one_frame_program_or_two():
-    """The accelerator steps its frames as one frame program, whether to
-    draw given as data (`AtariEnv._frames_by_flag`); the CPU as two
-    (`_frames_apart`). 2 Breakout envs, a step of 4 frames with the last
-    drawn (so an undrawn frame drawn would show in the other buffer),
-    then one with the last 2 drawn and pooled (the preset's), each way."""
+def _frames_one_at_a_time(env, params, state, applied, pooled):
+    """The reference: each frame its own program, drawn (a Python bool)
+    only if pooled; the observation the pooled frames' maximum."""
+    frame = {render: jax.jit(jax.vmap(
+        lambda s, a, render=render: env._skip_frame(
+            (s, jnp.int32(0)), a, params, render)))
+        for render in (False, True)}
+    observations, total = [], 0
+    for k in range(params.frameskip):
+        drawn = k >= params.frameskip - pooled
+        state, reward = frame[drawn](state, applied[:, k])
+        total = total + reward
+        if drawn:
+            observations.append(jax.vmap(
+                lambda s: env.observation(s, params))(state))
+    return np.max(np.stack(observations), axis=0), state, total
+
+
+def test_a_step_gives_the_bits_of_its_frames_one_at_a_time():
+    """2 Breakout envs (sticky actions on), a step of 4 frames with the
+    last drawn (so an undrawn frame drawn would show in the other
+    buffer), then one with the last 2 drawn and pooled (the preset's),
+    in both lowerings, against the frames run one at a time."""
     env, params = jaxatari.make("breakout")
     keys = jax.random.split(jax.random.key(3), 2)
-    _, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    _, start = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
 
     def steps(keys, state):
         outs = []
         for pooled, action in ((1, 1), (2, 3)):   # fire first
-            obs, state, reward, _, _ = jax.vmap(
+            obs, state, reward, _, info = jax.vmap(
                 lambda k, s: env.step_env(k, s, jnp.int32(action), params,
                                           pooled=pooled))(keys, state)
-            outs.append((obs, reward))
-        return state, outs
+            outs.append((obs, reward, state, info["applied_actions"]))
+        return outs
 
-    out = {}
     for variant in lowering.VARIANTS:
         with lowering.forced(variant):
-            out[variant] = jax.device_get(jax.jit(steps)(keys, state))
-    for path, x, y in zip(
-            jax.tree_util.tree_leaves_with_path(out[lowering.CPU]),
-            jax.tree.leaves(out[lowering.CPU]),
-            jax.tree.leaves(out[lowering.ACCELERATOR])):
-        np.testing.assert_array_equal(x, y, err_msg=jax.tree_util.keystr(
-            path[0]))
+            got = jax.device_get(jax.jit(steps)(keys, start))
+        state = start
+        with lowering.forced(lowering.CPU):
+            for (obs, reward, after, applied), pooled in zip(got, (1, 2)):
+                expected = _frames_one_at_a_time(env, params, state,
+                                                 applied, pooled)
+                for path, x, y in zip(
+                        jax.tree_util.tree_leaves_with_path(expected),
+                        jax.tree.leaves(expected),
+                        jax.tree.leaves((obs, after, reward))):
+                    np.testing.assert_array_equal(x, y, err_msg=(
+                        f"{variant}, pooled {pooled}: "
+                        f"{jax.tree_util.keystr(path[0])}"))
+                state = after
     # The drawn frames were drawn: the observations differ step to step.
-    observations = [obs for obs, _ in out[lowering.CPU][1]]
-    assert np.any(observations[0] != observations[1])
+    assert np.any(got[0][0] != got[1][0])
 
 
 def test_a_shared_frame_traced_in_one_branch_is_kept_apart(monkeypatch):
