@@ -17,21 +17,20 @@ from jaxatari import lowering
 
 
 def _frames_one_at_a_time(env, params, state, applied, pooled):
-    """The reference: each frame its own program, drawn (a Python bool)
-    only if pooled; the observation the pooled frames' maximum."""
-    frame = {render: jax.jit(jax.vmap(
-        lambda s, a, render=render: env._skip_frame(
-            (s, jnp.int32(0)), a, params, render)))
-        for render in (False, True)}
-    observations, total = [], 0
-    for k in range(params.frameskip):
-        drawn = k >= params.frameskip - pooled
-        state, reward = frame[drawn](state, applied[:, k])
-        total = total + reward
-        if drawn:
-            observations.append(jax.vmap(
-                lambda s: env.observation(s, params))(state))
-    return np.max(np.stack(observations), axis=0), state, total
+    """The reference: each console alone, each frame its own program
+    (`_shared_console_frame`'s, as the boot runs them), drawn (a Python
+    bool) only if pooled; the observation the pooled frames' maximum."""
+    consoles = []
+    for lane in range(applied.shape[0]):
+        carry = (jax.tree.map(lambda x: x[lane], state), jnp.int32(0))
+        observations = []
+        for k in range(params.frameskip):
+            drawn = k >= params.frameskip - pooled
+            carry = env._skip_frame(carry, applied[lane, k], params, drawn)
+            if drawn:
+                observations.append(env.observation(carry[0], params))
+        consoles.append((np.max(np.stack(observations), axis=0),) + carry)
+    return jax.tree.map(lambda *x: np.stack(x), *consoles)
 
 
 def test_a_step_gives_the_bits_of_its_frames_one_at_a_time():
