@@ -1,12 +1,12 @@
 """Seconds per preset step against how many consoles a compacted TIA draw
-gathers (`console.compacted_size`, the CPU's lowering).
+gathers (`tia_gather.compacted_size`, the CPU's lowering).
 
 Workload: `jit(make_atari(game, num_envs=N).step)` with seeded random
 actions, from the preset's reset (its NOOP starts put the consoles out of
 step, as in training); `--warm` steps first, then the median of
 `--repeats` timed steps. Each chunk runs in a process of its own, so
 that no jit cache keeps another chunk's program: the chunk is a
-fraction of the batch in sixteenths (`console.COMPACT_SIXTEENTHS`) (`--sixteenths 6` was the rule until
+fraction of the batch in sixteenths (`tia_gather.COMPACT_SIXTEENTHS`) (`--sixteenths 6` was the rule until
 2026-11-28, 3 is today's).
 
 Prints one JSON line per (game, sixteenths).
@@ -34,9 +34,9 @@ def one(game: str, envs: int, sixteenths: int, warm: int,
     import numpy as np
 
     import jaxatari
-    from jaxatari import console
+    from jaxatari import tia_gather
 
-    console.COMPACT_SIXTEENTHS = sixteenths   # read while tracing the step
+    tia_gather.COMPACT_SIXTEENTHS = sixteenths   # read while tracing the step
     env, params = jaxatari.make_atari(game, num_envs=envs)
     _, state = env.reset(jax.random.key(0), params)
     step = jax.jit(env.step)
@@ -52,7 +52,7 @@ def one(game: str, envs: int, sixteenths: int, warm: int,
         if k >= warm:
             seconds.append(time.perf_counter() - start)
     return {"measure": "preset_step", "game": game, "envs": envs,
-            "sixteenths": sixteenths, "chunk": console.compacted_size(envs),
+            "sixteenths": sixteenths, "chunk": tia_gather.compacted_size(envs),
             "seconds_per_step": statistics.median(seconds),
             "steps": [round(s, 3) for s in seconds],
             "backend": jax.default_backend(),

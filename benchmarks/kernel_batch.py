@@ -5,7 +5,7 @@ A batch of at most that many consoles updates one console after another
 and draws a rendered frame's TIA writes for the writing consoles, one
 after another (`tia_gather.write_one_by_one`); its frame loop holds no
 scatter, so XLA:CPU compiles each loop into one kernel. A larger batch
-gathers the writing consoles (`console.compacted_size`) and scatters them
+gathers the writing consoles (`tia_gather.compacted_size`) and scatters them
 back, and its loops run as thunks over whole-batch arrays.
 
 Workload: `jit(make_atari(game, num_envs=N).step)` with seeded random
@@ -43,10 +43,10 @@ def one(game: str, envs: int, limit: int, repeats: int) -> dict:
     import numpy as np
 
     import jaxatari
-    from jaxatari import console, updates
+    from jaxatari import tia_gather, updates
 
     updates.KERNEL_MAX_BATCH = limit   # both read while tracing the step
-    console.COMPACT_MIN_BATCH = limit + 1
+    tia_gather.COMPACT_MIN_BATCH = limit + 1
     env, params = jaxatari.make_atari(game, num_envs=envs)
     _, state = env.reset(jax.random.key(0), params)
     step = jax.jit(env.step)

@@ -24,7 +24,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jaxatari import cart, console, games, system_rng
+from jaxatari import cart, console, games, system_rng, tia_gather
 
 GAMES = ("pong breakout seaquest space_invaders ms_pacman freeway enduro "
          "boxing asterix alien amidar bowling frostbite kangaroo riverraid "
@@ -56,9 +56,9 @@ def _batch(names: list[str], copies: int):
 def measure(names: list[str], copies: int, plain: bool, warm: int,
             repeats: int) -> dict:
     """Median seconds per rendered frame of the mixed batch."""
-    saved = console.COMPACT_MIN_BATCH
+    saved = tia_gather.COMPACT_MIN_BATCH
     if plain:
-        console.COMPACT_MIN_BATCH = 1 << 30
+        tia_gather.COMPACT_MIN_BATCH = 1 << 30
     try:
         board, state, inputs = _batch(names, copies)
         frame = jax.jit(jax.vmap(console.frame))
@@ -70,7 +70,7 @@ def measure(names: list[str], copies: int, plain: bool, warm: int,
             state = jax.block_until_ready(frame(board, state, inputs))
             times.append(time.perf_counter() - start)
     finally:
-        console.COMPACT_MIN_BATCH = saved
+        tia_gather.COMPACT_MIN_BATCH = saved
     size = len(names) * copies
     return {"games": len(names), "batch": size,
             "writes": "all" if plain else "compacted",

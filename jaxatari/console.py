@@ -90,7 +90,7 @@ XLA:CPU compiles into one kernel, draws a rendered frame's writes for the
 writing consoles alone, one after another, with slice updates only
 (`tia_gather.write_one_by_one`); its unrendered frames draw for all,
 masked (a draw without pixels is cheap; a frame told by data whether it
-is drawn picks one of the two at each write, `_writer`). A larger batch
+is drawn picks one of the two at each write, `tia_gather.writer`). A larger batch
 gathers the writing consoles, 3/16 of the batch at a time, draws for
 those only, and scatters their registers and screen rows back
 (`tia_gather.write_compacted`). The accelerator's lowering has no loop to
@@ -120,10 +120,6 @@ from jaxatari.system_rng import (RAM_DRAWS, ResetInputs, reset_timer,
 
 INSTRUCTIONS_PER_UPDATE = 25_000
 BATCH_AXIS = "consoles"  # the vmap axis name of a batch inside `frame`
-# `compacted_size`: smaller batches draw all (and on the CPU, their frame
-# loop is one kernel: `updates`).
-COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
-COMPACT_SIXTEENTHS = 3   # `compacted_size`'s share of the batch, in 16ths
 
 
 class Inputs(NamedTuple):
@@ -295,54 +291,6 @@ def _apply_tia_writes(loop: _Loop, state: Console, running: jax.Array,
         carry = jax.lax.fori_loop(0, slots, lambda _, c: body(c), carry)
     _, state, _, stop = carry
     return state.replace(log_count=jnp.zeros_like(state.log_count)), stop
-
-
-def _compacts(batched, pc: jax.Array) -> bool:
-    """Whether a batch draws its TIA writes compacted: a batch of more
-    than `updates.KERNEL_MAX_BATCH`, of one game or several. Consoles
-    started from one state write in step and gathering costs them passes,
-    but an env's consoles are out of step (NOOP starts, their own actions,
-    resets at their own times), and there gathering the writers measured
-    1.26x to 1.41x faster (BENCHMARKS.md, "TIA writes compacted for one
-    game's batch"). Only the CPU's lowering compacts (its loop over
-    gathers is a while loop)."""
-    return (batched is not None and lowering.batch_conds()
-            and bool(compacted_size(pc.shape[0])))
-
-
-def _draws_one_by_one(batched, render) -> bool:
-    """Whether a batch that does not compact (`_compacts`) draws its TIA
-    writes for the writing consoles alone, one after another
-    (`tia_gather.write_one_by_one`): in the CPU's lowering (its write loop
-    is a while loop), for frames that may draw pixels. Without pixels a
-    draw is cheap enough that drawing for all the batch at once is
-    faster: on 16 Pong consoles, a drawn frame took 46 ms one by one
-    against 71 ms for all, an undrawn one 24 ms against 20 (BENCHMARKS.md,
-    "Pixels drawn for the writing consoles alone"), and on 256, an
-    undrawn one 0.55 s against 0.25 ("Draws one by one at a cost per
-    console"); from the preset's states in play, 2.45 s against 0.36 ("The
-    6502's ALU and the TIA's masks computed once")."""
-    return (batched is not None and lowering.batch_conds()
-            and not tia.draws_at_once(render))
-
-
-def compacted_size(batch: int) -> int:
-    """How many consoles of a batch `tia_gather.write_compacted` draws at
-    once, or 0 to draw them all (small batches, where gathering costs
-    more).
-
-    `COMPACT_SIXTEENTHS` (3) sixteenths of the batch: at an instruction,
-    about a sixth of an env's consoles write the TIA (Pong: some 1,200
-    writes in 6,800 instructions), and a draw costs its whole chunk, used
-    or not. Against
-    3/8, the preset's step ran 1.10x to 1.24x faster (Pong, Breakout,
-    Ms. Pac-Man at 256 envs, Pong at 1,024) and a 16-game batch 1.0x to
-    1.20x (16 to 256 consoles). On Pong's preset at 256 envs, 1/16 and
-    1/4 were slower and 1/8 within 4% either way of it across the three
-    games (BENCHMARKS.md, "How many consoles a compacted draw gathers")."""
-    if batch < COMPACT_MIN_BATCH:
-        return 0
-    return -(-batch * COMPACT_SIXTEENTHS // 16)
 
 
 def _start_frame(board: Board, state: Console, render) -> Console:
@@ -644,8 +592,11 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
         after = _pixels_after(render)
         over = _per_console(batched)
         loop_render = False if after else render
-        write_each = _writer(board, inputs, batched, over, state.cpu.pc,
-                             loop_render)
+        write_each = tia_gather.writer(
+            board, None if batched is None else batched[0],
+            None if batched is None else state.cpu.pc.shape[0], loop_render,
+            lambda kind: functools.partial(over(_write_logged), board,
+                                           inputs, kind))
         loop = _Loop(board, inputs, loop_render, over,
                      jnp.any if batched is not None else (lambda x: x),
                      write_each, None if batched is None else BATCH_AXIS,
@@ -671,34 +622,6 @@ def _run_frame(board: Board, state: Console, inputs: Inputs, render,
     if batched is not None:
         return jax.vmap(end, in_axes=(batched[0], 0, 0))(board, state, stop)
     return end(board, state, stop)
-
-
-def _writer(board: Board, inputs: Inputs, batched, over, pc: jax.Array,
-            render):
-    """The instruction loop's `write_each` (`_apply_tia_writes`) for a
-    frame that draws its pixels during its instructions: per console
-    (`_write_logged`), compacted (`_compacts`) or one by one
-    (`_draws_one_by_one`).
-
-    A batch's frame told by data whether it is drawn (`render` traced),
-    in the CPU's lowering, draws each write as a frame fixed as drawn or
-    as one fixed as not, chosen by a `lax.cond` on the flag: an undrawn
-    frame's draws are cheaper without pixels in mind (`tia.draws_at_once`),
-    and so the frame loop is compiled once for both kinds of frame."""
-    if (batched is not None and lowering.batch_conds()
-            and not tia.fixed(render)):
-        drawn, undrawn = (_writer(board, inputs, batched, over, pc, kind)
-                          for kind in (True, False))
-        return lambda *args: jax.lax.cond(render, drawn, undrawn, *args)
-    if _compacts(batched, pc):
-        return functools.partial(
-            tia_gather.write_compacted, board, batched[0], render,
-            compacted_size(pc.shape[0]))
-    if _draws_one_by_one(batched, render):
-        return functools.partial(
-            tia_gather.write_one_by_one, board, batched[0], render)
-    return lambda state, k, waited, on: over(_write_logged)(
-        board, inputs, render, state, k, waited, on)
 
 
 def _pixels_after(render) -> bool:

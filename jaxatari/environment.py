@@ -559,7 +559,7 @@ class AtariEnv:
         on the CPU too"); for an H100 it compiles in half the time ("One
         frame program a step"). An undrawn frame draws no pixels (the CPU's
         lowering chooses its writes' draws by the flag,
-        `console._writer`; the accelerator's logs its TIA writes as a
+        `tia_gather.writer`; the accelerator's logs its TIA writes as a
         drawn frame does, and its render loop runs no step). Only the
         pooled frames' observations are computed on the CPU
         (`lowering.skipped_unless`); the maximum is carried

@@ -234,7 +234,7 @@ def draws_at_once(render: bool | jax.Array) -> bool:
     """Whether the CPU's lowering draws a frame's TIA writes for a whole
     batch at once, masked (a frame fixed as not rendered: a draw without
     pixels is cheap), rather than for the writing consoles one by one
-    (`console._draws_one_by_one`)."""
+    (`tia_gather._draws_one_by_one`)."""
     return lowering.batch_conds() and fixed(render) and not render
 
 

@@ -23,19 +23,26 @@ step later: the bits are those of drawing for all
 The CPU's lowering, whose loops are while loops, draws only the writing
 consoles too, without waiting: a large batch gathers them a chunk at a
 time (`write_compacted`), a small one draws them one after another
-(`write_one_by_one`).
+(`write_one_by_one`); `writer` chooses, for the frame loop of
+`jaxatari.console`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Callable
 
 import jax
 import jax.numpy as jnp
 
-from jaxatari import bus, tia, tia_log, tia_rows, updates
+from jaxatari import bus, lowering, tia, tia_log, tia_rows, updates
 
 if TYPE_CHECKING:   # console imports this module
     from jaxatari.console import Board, Console
+
+# `compacted_size`: smaller batches draw all (and on the CPU, their frame
+# loop is one kernel: `updates`).
+COMPACT_MIN_BATCH = updates.KERNEL_MAX_BATCH + 1
+COMPACT_SIXTEENTHS = 3   # `compacted_size`'s share of the batch, in 16ths
 
 
 def logged_write(entry: jax.Array, waited: jax.Array) -> tuple:
@@ -133,16 +140,92 @@ def _apply_logged(machine: tia.TIAState, log: jax.Array, count: jax.Array,
     return machine, waited, ends, jnp.stack(entries)
 
 
+def writer(board: Board, board_axes, batch: int | None, render,
+           per_console: Callable) -> Callable:
+    """The instruction loop's `write_each` (`console._apply_tia_writes`)
+    for a frame that draws its pixels during its instructions: per console
+    (`per_console(render)`, `console._write_logged` over the batch),
+    compacted (`_compacts`, `write_compacted`) or one by one
+    (`_draws_one_by_one`, `write_one_by_one`).
+
+    `board_axes` and `batch` are the board's vmap axes and the batch's
+    size, both None for one console. A batch's frame told by data whether
+    it is drawn (`render` traced), in the CPU's lowering, draws each
+    write as a frame fixed as drawn or as one fixed as not, chosen by a
+    `lax.cond` on the flag: an undrawn frame's draws are cheaper without
+    pixels in mind (`tia.draws_at_once`), and so the frame loop is
+    compiled once for both kinds of frame."""
+    if (batch is not None and lowering.batch_conds()
+            and not tia.fixed(render)):
+        drawn, undrawn = (writer(board, board_axes, batch, kind, per_console)
+                          for kind in (True, False))
+        return lambda *args: jax.lax.cond(render, drawn, undrawn, *args)
+    if _compacts(batch):
+        return functools.partial(write_compacted, board, board_axes, render,
+                                 compacted_size(batch))
+    if _draws_one_by_one(batch, render):
+        return functools.partial(write_one_by_one, board, board_axes, render)
+    return per_console(render)
+
+
+def _compacts(batch: int | None) -> bool:
+    """Whether a batch draws its TIA writes compacted: a batch of more
+    than `updates.KERNEL_MAX_BATCH`, of one game or several. Consoles
+    started from one state write in step and gathering costs them passes,
+    but an env's consoles are out of step (NOOP starts, their own actions,
+    resets at their own times), and there gathering the writers measured
+    1.26x to 1.41x faster (BENCHMARKS.md, "TIA writes compacted for one
+    game's batch"). Only the CPU's lowering compacts (its loop over
+    gathers is a while loop)."""
+    return (batch is not None and lowering.batch_conds()
+            and bool(compacted_size(batch)))
+
+
+def _draws_one_by_one(batch: int | None, render) -> bool:
+    """Whether a batch that does not compact (`_compacts`) draws its TIA
+    writes for the writing consoles alone, one after another
+    (`write_one_by_one`): in the CPU's lowering (its write loop
+    is a while loop), for frames that may draw pixels. Without pixels a
+    draw is cheap enough that drawing for all the batch at once is
+    faster: on 16 Pong consoles, a drawn frame took 46 ms one by one
+    against 71 ms for all, an undrawn one 24 ms against 20 (BENCHMARKS.md,
+    "Pixels drawn for the writing consoles alone"), and on 256, an
+    undrawn one 0.55 s against 0.25 ("Draws one by one at a cost per
+    console"); from the preset's states in play, 2.45 s against 0.36 ("The
+    6502's ALU and the TIA's masks computed once")."""
+    return (batch is not None and lowering.batch_conds()
+            and not tia.draws_at_once(render))
+
+
+def compacted_size(batch: int) -> int:
+    """How many consoles of a batch `write_compacted` draws at
+    once, or 0 to draw them all (small batches, where gathering costs
+    more).
+
+    `COMPACT_SIXTEENTHS` (3) sixteenths of the batch: at an instruction,
+    about a sixth of an env's consoles write the TIA (Pong: some 1,200
+    writes in 6,800 instructions), and a draw costs its whole chunk, used
+    or not. Against
+    3/8, the preset's step ran 1.10x to 1.24x faster (Pong, Breakout,
+    Ms. Pac-Man at 256 envs, Pong at 1,024) and a 16-game batch 1.0x to
+    1.20x (16 to 256 consoles). On Pong's preset at 256 envs, 1/16 and
+    1/4 were slower and 1/8 within 4% either way of it across the three
+    games (BENCHMARKS.md, "How many consoles a compacted draw gathers")."""
+    if batch < COMPACT_MIN_BATCH:
+        return 0
+    return -(-batch * COMPACT_SIXTEENTHS // 16)
+
+
 def write_compacted(board: Board, board_axes, render, chunk: int,
                     state: Console, k: jax.Array, waited: jax.Array,
                     on: jax.Array):
     """`console._write_logged` for a batch, drawn only for the consoles
-    `on`: the CPU's lowering (`console._compacts`).
+    `on`: the CPU's lowering (`_compacts`).
 
     About a fifth of a batch of different games writes the TIA at an
     instruction, yet a vmapped write draws (pixels and collisions) for
     every console. Here the writing consoles are gathered, `chunk` at a
-    time (`console.compacted_size`), drawn and
+    time (`compacted_size`), drawn and
     scattered back, as often as it takes (usually once); their rows go
     into the batch's screens by index (`tia_rows.write_rows`).
     """
@@ -195,7 +278,7 @@ def write_compacted(board: Board, board_axes, render, chunk: int,
 def write_one_by_one(board: Board, board_axes, render, state: Console,
                      k: jax.Array, waited: jax.Array, on: jax.Array):
     """`console._write_logged` for a batch in the CPU's lowering, drawn
-    only for the consoles `on`, one at a time (`console._draws_one_by_one`).
+    only for the consoles `on`, one at a time (`_draws_one_by_one`).
 
     A vmapped write draws (two lines of pixels, and collisions) for every
     console of the batch, though about a sixth of them write at an

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxatari import cart, console, games, system_rng, updates
+from jaxatari import cart, console, games, system_rng, tia_gather, updates
 
 GAMES = ("pong", "montezuma_revenge")
 FRAMES = 2
@@ -54,11 +54,11 @@ def consoles():
 @pytest.fixture
 def compaction_above_16(monkeypatch):
     """The CPU's limits as they were until 2026-11-28: a batch of more
-    than 16 consoles compacts its TIA writes (`console._compacts`), so
+    than 16 consoles compacts its TIA writes (`tia_gather._compacts`), so
     that 18 or 20 consoles exercise `tia_gather.write_compacted`, which
     batches of more than `updates.KERNEL_MAX_BATCH` (2,048) take."""
     monkeypatch.setattr(updates, "KERNEL_MAX_BATCH", 16)
-    monkeypatch.setattr(console, "COMPACT_MIN_BATCH", 17)
+    monkeypatch.setattr(tia_gather, "COMPACT_MIN_BATCH", 17)
 
 
 def _stack(trees):
@@ -77,9 +77,9 @@ def test_batch_of_games_equals_each_alone(consoles, compaction_above_16,
     """4 consoles draw each write for the writing consoles, one after
     another (`tia_gather.write_one_by_one`; on the CPU the loop is one
     kernel, `updates`); 20 gather the writing ones
-    (`console.compacted_size`) and scatter their updates."""
+    (`tia_gather.compacted_size`) and scatter their updates."""
     boards, inputs, alone = consoles
-    assert bool(console.compacted_size(len(boards) * copies)) == (copies > 1)
+    assert bool(tia_gather.compacted_size(len(boards) * copies)) == (copies > 1)
     lengths = {int(states.cpu.cycles[0]) for states in alone}
     assert len(lengths) > 1, "the first frames should differ in length"
     out = jax.jit(jax.vmap(_run))(_stack(boards * copies),
@@ -153,9 +153,9 @@ def test_outer_vmap_keeps_the_batch_conds(consoles):
 def test_one_games_batch_with_a_shared_board_equals_each_alone(
         consoles, compaction_above_16):
     """18 consoles of one game on one (unbatched) board gather their
-    writing consoles too (`console._compacts`), as an env's batch does."""
+    writing consoles too (`tia_gather._compacts`), as an env's batch does."""
     boards, inputs, alone = consoles
-    assert console.compacted_size(18)
+    assert tia_gather.compacted_size(18)
     out = jax.jit(jax.vmap(_run, in_axes=(None, 0)))(
         boards[0], _stack(inputs[:2] * 9))
     for k in range(18):
