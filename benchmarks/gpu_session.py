@@ -11,7 +11,8 @@ prepares here and runs one command there:
     #     --minutes 6 --stages sweep", carry=[".device"], timeout_s=380)
     # then, at once on the warm machine (its idle release is 30 s):
     #     run --minutes 7.3 --stages pong (timeout_s=460)
-    python benchmarks/gpu_session.py keep-pong FILES_AT   # here, after
+    python benchmarks/gpu_session.py keep-pong FILES_AT   # here, after;
+    git add benchmarks/results/pong_piece benchmarks/results/pong_pieces.jsonl
 
 `run` installs the carried wheels into a folder of /tmp (no network),
 adds `FUSION_AUTOTUNER_OFF` to XLA's flags where the device's XLA
@@ -109,8 +110,8 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   README's 64 envs on 3 seeds (BENCHMARKS.md, "Large batches on
   Breakout-MinAtar"); on Pong it is untried: the first pieces' curves
   say whether it learns. It starts from the agent an
-  earlier loan brought back (`.device/pong/`, carried, `--init-from`,
-  the next seed), or afresh without one, and trains until its time is
+  earlier loan brought back (`benchmarks/results/pong_piece/`,
+  committed, `--init-from`, the next seed), or afresh without one, and trains until its time is
   up (the eighth loan's first piece had 262 s: its boot, its compile
   and the first 20 updates did not fit, so it checkpoints every 5
   updates now). The run writes its agent after each checkpoint (`agent/`:
@@ -119,7 +120,8 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   if a kill came between the two saves), and the stage brings back its
   record, metrics and agent (`$OUT/pong/`: 5 files; run it in a call of
   its own). After the call: `python benchmarks/gpu_session.py keep-pong
-  FILES_AT` copies them to `.device/pong/` for the next loan and appends
+  FILES_AT` copies them to `benchmarks/results/pong_piece/` (commit it:
+  the next loan is another session's, on a fresh clone) and appends
   the piece to `benchmarks/results/pong_pieces.jsonl`.
 * `resets`: `benchmarks/reset_replay.py`, what replaying Kung Fu
   Master's reset after play costs against a step, and Pong's copy, at
@@ -865,8 +867,14 @@ def stage_ppo(results: Results, size: dict[str, Any],
                 "record.json": "ppo_record.json"})
 
 
-PONG_PIECE = DEVICE_DIR / "pong"
-"""Where the agent of #19's Pong run waits between loans (carried)."""
+PONG_PIECE = ROOT / "benchmarks" / "results" / "pong_piece"
+"""Where the agent of #19's Pong run waits between loans. Tracked by git,
+not under the ignored `DEVICE_DIR`: a session starts from a fresh clone,
+so an ignored folder is gone by the next loan (which is drawn for
+another session), and tracked files travel to the device with the
+working tree, uncarried. About 20 MB a piece (parameters and Adam's
+state), replaced by each piece, so each kept piece adds that much to the
+repository's history."""
 PONG_LOG = ROOT / "benchmarks" / "results" / "pong_pieces.jsonl"
 """One line a piece of the Pong run (`keep_pong`)."""
 PONG_FILES = ("record.json", "metrics.jsonl", "agent/learned.json",

@@ -8,6 +8,8 @@ import importlib.util
 import json
 import pathlib
 import re
+import shutil
+import subprocess
 import sys
 import time
 import tomllib
@@ -134,3 +136,18 @@ def test_a_pong_piece_brought_back_becomes_the_next_ones_start(
     line = json.loads((tmp_path / "pieces.jsonl").read_text())
     assert line["agent"] == meta and line["devices"] == ["gpu:0"]
     assert [m["update"] for m in line["metrics"]] == [1, 2]
+
+
+def test_the_pong_piece_waits_where_a_fresh_clone_has_it():
+    """The next loan is another session's, on a fresh clone: the piece
+    must wait in a folder of the repository that git does not ignore
+    (it once waited in the ignored `.device/`, and would have been lost)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    piece = gpu_session.PONG_PIECE
+    assert piece.is_relative_to(gpu_session.ROOT)
+    for name in gpu_session.PONG_FILES:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", str(piece / name)],
+            cwd=gpu_session.ROOT)
+        assert ignored.returncode == 1, f"git ignores {piece / name}"
