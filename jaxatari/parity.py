@@ -34,7 +34,6 @@ and `all` stand for the dev set, the Atari-57 and every game;
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import pathlib
 import pickle
@@ -267,9 +266,12 @@ def _observed(env: environment.AtariEnv, state: environment.EnvState,
             "reward": reward, "game_over": game_over, "lives": state.lives}
 
 
-@functools.cache
 def user_programs(env: environment.AtariEnv) -> UserPrograms:
-    """`UserPrograms` of `env` (compiled once per game and batch size)."""
+    """`UserPrograms` of `env`, compiled at their first call for the batch
+    size they are given. Not cached beyond their caller's use: a run of
+    every game kept each game's compiled programs alive, and XLA:CPU ran
+    out of memory maps before the last games (the run crashed after 100
+    of the 104 games)."""
     def frame(key, state, action, active, params):
         obs, new, reward, done, _ = env.step_env(key, state, action, params)
         new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
@@ -456,7 +458,9 @@ def run_many(runs: list[tuple[str, int]], steps: int,
              out: pathlib.Path | None = None,
              progress: int = 0,
              checkpoints: Checkpoints | None = None,
-             driver: str = "user") -> list[dict]:
+             driver: str = "user",
+             report: Callable[[list[dict]], None] | None = None
+             ) -> list[dict]:
     """Parity of several (game, seed) runs against ale-py.
 
     With `progress`, a JSON line goes to stderr every `progress` identical
@@ -470,6 +474,10 @@ def run_many(runs: list[tuple[str, int]], steps: int,
         progress: see above (0: silent).
         checkpoints: see above.
         driver: one of `DRIVERS`.
+        report: called with each game's results (its runs in the order
+            given) as soon as they are known, so that a long run's
+            finished games are not lost if a later one fails; the
+            lock-step driver reports all of them at once, at the end.
 
     Returns:
         One result per run, in order: `first_divergence` (None, or the
@@ -485,8 +493,11 @@ def run_many(runs: list[tuple[str, int]], steps: int,
                              "lock-step screen runs in one sitting")
         envs = {game: environment.AtariEnv(game) for game, _ in runs}
         group = lockstep.Lockstep([envs[game] for game, _ in runs])
-        return group.run([_script(game, steps, seed, out, progress)
-                          for game, seed in runs])
+        results = group.run([_script(game, steps, seed, out, progress)
+                             for game, seed in runs])
+        if report:
+            report(results)
+        return results
     results = {}
     for game in dict.fromkeys(game for game, _ in runs):
         seeds = [seed for g, seed in runs if g == game]
@@ -497,6 +508,8 @@ def run_many(runs: list[tuple[str, int]], steps: int,
                               checkpoints) if todo else []
         results.update({(game, s): r for s, r in done.items() if r})
         results.update({(game, r["seed"]): r for r in ran})
+        if report:
+            report([results[(game, seed)] for seed in seeds])
     return [results[run] for run in runs]
 
 
@@ -688,11 +701,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = [(game, seed) for game in expand_games(args.games)
             for seed in args.seeds]
+
+    def print_results(results: list[dict]) -> None:   # as each game ends
+        for result in results:
+            print(json.dumps(result) if args.json else _describe(result),
+                  flush=True)
+
     results = run_many(runs, args.steps, args.out, progress=args.progress,
-                       driver=args.driver)
-    for result in results:
-        print(json.dumps(result) if args.json else _describe(result),
-              flush=True)
+                       driver=args.driver, report=print_results)
     return 1 if any(r["first_divergence"] is not None for r in results) \
         else 0
 

@@ -2,7 +2,9 @@
 "user" driver): a run crosses a game over into ALE's next reset, resuming
 from a checkpoint gives the run it would have been, and saved results are
 read back as the table needs them (one per game and seed)."""
+import gc
 import shutil
+import weakref
 
 import jax
 import numpy as np
@@ -127,3 +129,31 @@ def test_the_user_path_outranks_the_lock_step_screen_at_equal_length():
     assert parity.latest_per_run([screen, shorter]) == [screen]
     table = parity.markdown_table([user], {GAME: "4K"})
     assert "identical: 10,000 frames, seeds 0 (user path)" in table
+
+
+def test_each_games_results_are_reported_as_it_ends_and_let_go(
+        monkeypatch):
+    """`run_many` hands each game's results to `report` as soon as that
+    game ends (the command line prints them then, so a failure later
+    loses none), and keeps none of a game's compiled programs after it
+    (kept, a run of every game ran out of memory maps near its end)."""
+    kept, reported = [], []
+    made = parity.user_programs
+
+    def recording(env):
+        programs = made(env)
+        kept.append(weakref.ref(programs.frames))
+        return programs
+
+    def report(results):
+        reported.append([(r["game"], r["seed"]) for r in results])
+        assert len(kept) == len(reported)   # before the next game starts
+
+    monkeypatch.setattr(parity, "user_programs", recording)
+    runs = [(GAME, SEED), ("journey_escape", 1)]
+    results = parity.run_many(runs, 5, report=report)
+    assert reported == [[run] for run in runs]
+    assert [(r["game"], r["seed"]) for r in results] == runs
+    assert all(r["first_divergence"] is None for r in results)
+    gc.collect()
+    assert [ref() for ref in kept] == [None, None]
