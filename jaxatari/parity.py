@@ -27,9 +27,10 @@ CI's quick screen over the Atari-57.
 The first divergence is printed with the step, the differing RAM bytes and
 the number of differing pixels, and both screens are written side by side
 (ours left) to `DIR/GAME_seedS_stepN.png`. Exit status 1 if any run
-diverged. `--json` prints one JSON line per run instead. `dev`, `atari57`
-and `all` stand for the dev set, the Atari-57 and every game;
-`benchmarks/parity_table.py` writes PARITY.md.
+diverged. `--json` prints one JSON line per run instead. A game's runs
+are printed as soon as it ends. `dev`, `atari57` and `all` stand for the
+dev set, the Atari-57 and every game; `benchmarks/parity_table.py`
+writes PARITY.md.
 """
 from __future__ import annotations
 
