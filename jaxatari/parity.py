@@ -35,6 +35,7 @@ writes PARITY.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pathlib
 import pickle
@@ -267,12 +268,13 @@ def _observed(env: environment.AtariEnv, state: environment.EnvState,
             "reward": reward, "game_over": game_over, "lives": state.lives}
 
 
+@functools.lru_cache(maxsize=1)
 def user_programs(env: environment.AtariEnv) -> UserPrograms:
-    """`UserPrograms` of `env`, compiled at their first call for the batch
-    size they are given. Not cached beyond their caller's use: a run of
-    every game kept each game's compiled programs alive, and XLA:CPU ran
-    out of memory maps before the last games (the run crashed after 100
-    of the 104 games)."""
+    """`UserPrograms` of `env` (compiled once per game and batch size).
+
+    Only the last game's are kept (envs of the same game and settings are
+    equal, so its next runs reuse them): kept for every game, a run of
+    all 104 had XLA:CPU run out of memory maps before its last games."""
     def frame(key, state, action, active, params):
         obs, new, reward, done, _ = env.step_env(key, state, action, params)
         new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
