@@ -109,10 +109,11 @@ By name only (`--stages`; the fifth loan gave `others`, `flags` and
   in 3.1 minutes, about 2 M steps). On Breakout-MinAtar it beat the
   README's 64 envs on 3 seeds (BENCHMARKS.md, "Large batches on
   Breakout-MinAtar"); on Pong it is untried: the first pieces' curves
-  say whether it learns. It starts from the agent an
-  earlier loan brought back (`benchmarks/results/pong_piece/`,
-  committed, `--init-from`, the next seed), or afresh without one, and trains until its time is
-  up (the eighth loan's first piece had 262 s: its boot, its compile
+  say whether it learns. It starts from the agent an earlier loan
+  brought back (`benchmarks/results/pong_piece/`, committed,
+  `--init-from`, the next seed), or afresh without one, and trains
+  until its time is up (the eighth loan's first piece had 262 s: its
+  boot, its compile
   and the first 20 updates did not fit, so it checkpoints every 5
   updates now). The run writes its agent after each checkpoint (`agent/`:
   parameters and Adam's state, about 20 MB in 2 files, without the

@@ -79,8 +79,8 @@ becomes the work itself (each console's changes are gated by its own
 masks anyway), the TIA write loop runs its 3 slots, a frame's pixels
 are drawn after its instructions from its TIA log (none where `render`
 is off), and the instructions run in chunks of `lowering.CHUNK` with a
-static trip count, the batch's predicate read once a chunk. Both give the same bits
-(`tests/test_lowering.py`).
+static trip count, the batch's predicate read once a chunk. Both give
+the same bits (`tests/test_lowering.py`).
 
 A TIA write is the costly part of an instruction (a draw: collisions and
 up to four rows of pixels), and only about a fifth of a batch writes at
@@ -90,9 +90,9 @@ XLA:CPU compiles into one kernel, draws a rendered frame's writes for the
 writing consoles alone, one after another, with slice updates only
 (`tia_gather.write_one_by_one`); its unrendered frames draw for all,
 masked (a draw without pixels is cheap; a frame told by data whether it
-is drawn picks one of the two at each write, `tia_gather.writer`). A larger batch
-gathers the writing consoles, 3/16 of the batch at a time, draws for
-those only, and scatters their registers and screen rows back
+is drawn picks one of the two at each write, `tia_gather.writer`). A
+larger batch gathers the writing consoles, 3/16 of the batch at a time,
+draws for those only, and scatters their registers and screen rows back
 (`tia_gather.write_compacted`). The accelerator's lowering has no loop to
 gather in: it cuts the batch into groups of consecutive consoles and
 each step draws for one console a group, the first that needs it
