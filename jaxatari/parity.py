@@ -541,7 +541,9 @@ def latest_per_run(results: list[dict],
                    ) -> list[dict]:
     """One result per (game, seed): a divergence if any run of it found
     one (the earliest), otherwise the run with the most frames (the user
-    driver's if both drivers reached as many).
+    driver's if both drivers reached as many; given `descends`, of runs
+    alike in all that, the one at the latest commit, so a game run again
+    after a change shows the change's commit).
 
     Args:
         results: the runs' results.
@@ -558,9 +560,19 @@ def latest_per_run(results: list[dict],
     for result in results:
         key = (result["game"], result["seed"])
         held = best.get(key)
-        if held is None or _rank(result) < _rank(held):
+        if held is None or _rank(result) < _rank(held) or (
+                _rank(result) == _rank(held)
+                and _at_later_commit(result, held, descends)):
             best[key] = result
     return list(best.values())
+
+
+def _at_later_commit(result: dict, held: dict,
+                     descends: Callable[[str, str], bool] | None) -> bool:
+    """Whether `result` was made at a commit descending from `held`'s."""
+    commits = result.get("commit"), held.get("commit")
+    return (descends is not None and None not in commits
+            and commits[0] != commits[1] and descends(commits[1], commits[0]))
 
 
 def _fixes(later: dict, diverged: dict,

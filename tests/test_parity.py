@@ -120,6 +120,21 @@ def test_a_divergence_is_fixed_by_a_later_identical_run_past_it():
             diverged
 
 
+def test_a_run_as_long_at_a_later_commit_is_the_one_kept():
+    run = lambda commit, driver="user", steps=10_000: {
+        "game": GAME, "seed": 0, "steps": steps, "driver": driver,
+        "first_divergence": None, "commit": commit}
+    old, new = run("old"), run("new")
+    descends = lambda a, b: (a, b) == ("old", "new")
+    assert parity.latest_per_run([old, new], descends) == [new]
+    assert parity.latest_per_run([new, old], descends) == [new]
+    assert parity.latest_per_run([old, new]) == [old]   # order, unknown
+    # not over a longer run, nor the lock-step screen over the user path
+    for kept, other in ((run("old", steps=20_000), new),
+                        (old, run("new", "lockstep"))):
+        assert parity.latest_per_run([kept, other], descends) == [kept]
+
+
 def test_the_user_path_outranks_the_lock_step_screen_at_equal_length():
     screen = {"game": GAME, "seed": 0, "steps": 10_000,
               "first_divergence": None, "resets": 0}   # before drivers
