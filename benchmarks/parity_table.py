@@ -175,9 +175,12 @@ def _saved_results(jsonl: list[pathlib.Path] | None,
 
 def _descends(earlier: str, later: str) -> bool:
     """Whether commit `later` descends from `earlier` in this repository
-    (each of a run's commits "a+b" counted by its last; unknown or dirty
-    commits descend from nothing)."""
+    (each of a run's commits "a+b" counted by its last). An earlier
+    commit "X-dirty" (X with changes not committed) counts as X, so a run
+    made again at X or after it is the later; a dirty or unknown later
+    commit descends from nothing."""
     earlier, later = earlier.split("+")[-1], later.split("+")[-1]
+    earlier = earlier.removesuffix("-dirty")
     if "-" in earlier or "-" in later:
         return False
     return subprocess.run(
