@@ -560,9 +560,12 @@ def latest_per_run(results: list[dict],
     for result in results:
         key = (result["game"], result["seed"])
         held = best.get(key)
-        if held is None or _rank(result) < _rank(held) or (
-                _rank(result) == _rank(held)
-                and _at_later_commit(result, held, descends)):
+        if held is None:
+            best[key] = result
+            continue
+        rank, held_rank = _rank(result), _rank(held)
+        if rank < held_rank or (rank == held_rank and _at_later_commit(
+                result, held, descends)):
             best[key] = result
     return list(best.values())
 
