@@ -84,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import folds, lowering, tia_objects, tia_rows
+from jaxatari import folds, lowering, tia_objects, tia_rows, updates
 from jaxatari.tia_tables import (
     COLUBK, COLUP0, COLUP1, COLUPF, COSMIC_MASKS, COSMIC_MOTION, CTRLPF,
     CXCLR, ENABL, ENAM0, ENAM1, GRP0, GRP1, HBLANK, HEIGHT, HMBL, HMCLR, HMM0,
@@ -200,16 +200,80 @@ def display_height(tia: TIAState) -> jax.Array:
 
 def _line_pixels(tia: TIAState, objects: jax.Array) -> jax.Array:
     """uint8[160] colours of one line drawn with `objects` (no VBLANK)."""
-    x = jnp.arange(WIDTH)
+    return _pixels_at(objects, jnp.arange(WIDTH), *_line_colours(tia))
+
+
+def _line_colours(tia: TIAState) -> tuple[jax.Array, ...]:
+    """What a line's pixels take besides the objects: the priority mode,
+    whether the playfield alone is on in score mode, the four colours
+    (background, playfield, P0, P1) and the priority table."""
+    mode = (tia.ctrlpf & 0x06) << 5
+    only_pf = (enabled_objects(tia) == PF) & ((tia.ctrlpf & 0x02) != 0)
+    colours = jnp.stack([tia.colubk, tia.colupf, tia.colup0, tia.colup1])
+    return mode, only_pf, colours, jnp.asarray(PRIORITY_TABLE)
+
+
+def _pixels_at(objects: jax.Array, x: jax.Array, mode: jax.Array,
+               only_pf: jax.Array, colours: jax.Array,
+               table: jax.Array) -> jax.Array:
+    """uint8 colours of a line's pixels `x` (int32[N], each in [0, 160))
+    drawn with `objects` (`_line_colours` gives the other arguments)."""
     bits = (objects[:, x >> 5] >> (x & 31).astype(jnp.uint32)) & 1
     code = jnp.sum(bits.astype(jnp.int32) << jnp.arange(6)[:, None], axis=0)
-    mode = (tia.ctrlpf & 0x06) << 5
     half = (x >= 80).astype(jnp.int32)
-    slot = jnp.asarray(PRIORITY_TABLE)[half, code | mode]
-    only_pf = (enabled_objects(tia) == PF) & ((tia.ctrlpf & 0x02) != 0)
+    slot = table[half, code | mode]
     slot = jnp.where(only_pf & ((code & PF) != 0), 2 + half, slot)
-    colours = jnp.stack([tia.colubk, tia.colupf, tia.colup0, tia.colup1])
     return colours[slot].astype(jnp.uint8)
+
+
+PIXEL_WINDOW = 32
+"""The pixels `_span_pixels` computes, in the CPU's lowering, for a draw of
+at most as many (two thirds of the pixel-drawing draws of a Pong frame in
+play; half are within 16)."""
+
+
+def _span_pixels(tia: TIAState, objects: jax.Array, x0: jax.Array,
+                 x1: jax.Array) -> jax.Array:
+    """uint8[160]: a line drawn with `objects`, right on pixels [x0, x1)
+    (0 <= x0 < x1 <= 160) and any value elsewhere (the rows a draw writes
+    are masked to its span).
+
+    In the CPU's lowering a console's span of up to `PIXEL_WINDOW` pixels
+    computes only a window of that many around it (a branch; under vmap,
+    where a branch would become both, the whole line). The accelerator's
+    lowering computes the whole line."""
+    if not lowering.batch_conds():
+        return _line_pixels(tia, objects)
+    return _windowed_pixels(objects, x0, x1, *_line_colours(tia))
+
+
+@jax.custom_batching.custom_vmap
+def _windowed_pixels(objects: jax.Array, x0: jax.Array, x1: jax.Array,
+                     *colours: jax.Array) -> jax.Array:
+    """`_span_pixels` in the CPU's lowering; `colours` are
+    `_line_colours`' (arguments, not constants of the function, since a
+    batched cond around it batches them all)."""
+    def window(_):
+        start = jnp.clip(x0, 0, WIDTH - PIXEL_WINDOW)
+        part = _pixels_at(objects, start + jnp.arange(PIXEL_WINDOW),
+                          *colours)
+        return jax.lax.dynamic_update_slice(
+            jnp.zeros((WIDTH,), jnp.uint8), part, (start,))
+
+    def line(_):
+        return _pixels_at(objects, jnp.arange(WIDTH), *colours)
+    return jax.lax.cond(x1 - x0 <= PIXEL_WINDOW, window, line, None)
+
+
+@_windowed_pixels.def_vmap
+def _windowed_pixels_batched(axis_size: int, in_batched, objects, x0, x1,
+                             *colours):
+    """A batch computes each console's whole line (`_span_pixels`)."""
+    objects, *colours = updates.broadcast(
+        axis_size, (in_batched[0],) + tuple(in_batched[3:]),
+        (objects, *colours))
+    return jax.vmap(lambda o, *c: _pixels_at(o, jnp.arange(WIDTH), *c))(
+        objects, *colours), True
 
 
 def _segment(tia: TIAState, start, end):
@@ -401,15 +465,21 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         rows = HEIGHT if tia.screen is None else tia.screen.shape[-2]
     origin_row = (tia.last_update - tia.row_origin) // LINE
     last_px = jnp.clip(last_len - HBLANK, 0, WIDTH)
+    # The line after the first is drawn only if a row takes some of it: a
+    # draw that crosses a line end only into the next line's horizontal
+    # blank (the first write after a WSYNC) takes none.
+    line_b_drawn = crosses & ((b1 > b0) | (full_lines >= 2) | (
+        (full_lines >= 1) & (last_px > 0)))
 
     def pixels(_):
         black = jnp.zeros((WIDTH,), jnp.uint8)
         line_a = jnp.where(visible, lowering.skipped_unless(
-            active & (a1 > a0), lambda _: _line_pixels(tia, now), black),
+            active & (a1 > a0), lambda _: _span_pixels(tia, now, a0, a1),
+            black),
             black)
         line_b = jnp.where(visible, lowering.skipped_unless(
-            active & crosses, lambda _: _line_pixels(nxt, later), black),
-            black)
+            active & line_b_drawn, lambda _: _line_pixels(nxt, later),
+            black), black)
         last_row = origin_row + 1 + full_lines
         writes = [tia_rows.row_write(rows, r, pixels, x0, x1, blank, on)
                   for r, pixels, x0, x1, blank, on in (
