@@ -84,8 +84,9 @@ def load_policy(spec: str, num_actions: int, batch: tuple[int, ...] = ()
                                                    num_actions)
     path = pathlib.Path(spec)
     if not path.is_file():
-        raise SystemExit(f"--policy: {spec!r} is neither 'random' nor a "
-                         f"file defining policy(key, obs)")
+        raise SystemExit(f"--policy: {spec!r} is neither 'random', a "
+                         f"file defining policy(key, obs), nor a "
+                         f"`jaxatari train` directory")
     policy = runpy.run_path(str(path)).get("policy")
     if not callable(policy):
         raise SystemExit(f"--policy: {spec} defines no policy(key, obs)")

@@ -64,7 +64,8 @@ def test_policy_file_is_loaded(tmp_path):
     (tmp_path / "empty.py").write_text("x = 1\n")
     with pytest.raises(SystemExit, match="defines no policy"):
         cli.load_policy(str(tmp_path / "empty.py"), 6)
-    with pytest.raises(SystemExit, match="neither 'random' nor a file"):
+    with pytest.raises(SystemExit, match="neither 'random', a file.*"
+                       "nor a .jaxatari train. directory"):
         cli.load_policy(str(tmp_path / "missing.py"), 6)
 
 
