@@ -64,7 +64,10 @@ the frame is rendered (`render=True`); then each covered row is written, and
 rows strictly inside a long draw are copied from the first such row when the
 frame ends (`finish_frame`). The accelerator's lowering of the console's
 frame loop draws without pixels and replays the frame's writes with pixels
-afterwards (`jaxatari.tia_log`); the CPU's draws them as the writes come.
+afterwards (`jaxatari.tia_log`); the CPU's draws them as the writes come,
+only for the lines a row takes, and for a console drawn alone only a
+window of `PIXEL_WINDOW` pixels where the draw's span fits in one
+(`_span_pixels`).
 
 The Cosmic Ark missile bug (Stella's hack, which Journey Escape's starfield
 relies on): HMM0 written as 6 while it holds 7, exactly 21 CPU cycles after
