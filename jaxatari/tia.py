@@ -478,8 +478,7 @@ def draw(tia: TIAState, clock: jax.Array, ystart: jax.Array,
         black = jnp.zeros((WIDTH,), jnp.uint8)
         line_a = jnp.where(visible, lowering.skipped_unless(
             active & (a1 > a0), lambda _: _span_pixels(tia, now, a0, a1),
-            black),
-            black)
+            black), black)
         line_b = jnp.where(visible, lowering.skipped_unless(
             active & line_b_drawn, lambda _: _line_pixels(nxt, later),
             black), black)
