@@ -29,6 +29,14 @@ copy finish under the copied policy, so their returns mix two policies;
 a `score_window` shorter than `ready_updates` keeps them out of the next
 score.
 
+The last generation. At the end of generation `generations` (and of any
+step called past it) the members are scored and ranked, but nobody is
+copied or perturbed: the run ends there, so a copy made then would never
+train, and the final population would hold duplicates of the top members
+carrying explored hyperparameters nobody tried. The final state is the
+members as trained; its `parents` are the identity. The key is split the
+same way, so the generations before are unchanged.
+
 The baseline. `exploit=False, explore=False` is the same program with
 the selection step off: the same population drawn from the same prior,
 trained for the same updates and frames, with hyperparameters fixed:
@@ -247,9 +255,14 @@ def explore(pbt_config: PBTConfig, space: spaces.SearchSpace,
 
 def exploit_and_explore(pbt_config: PBTConfig, space: spaces.SearchSpace,
                         members: AgentState, scores: jax.Array,
-                        key: jax.Array) -> tuple[AgentState, jax.Array]:
+                        key: jax.Array, final: jax.Array | bool = False
+                        ) -> tuple[AgentState, jax.Array]:
     """The between-generations step: select, copy, perturb (each as the
     config switches it on).
+
+    Args:
+        final: (traced) the run's last generation: every member is its
+            own parent, so nothing is copied or perturbed.
 
     Returns:
         (members, `parents[members]`).
@@ -259,7 +272,8 @@ def exploit_and_explore(pbt_config: PBTConfig, space: spaces.SearchSpace,
     if not pbt_config.exploit:
         return members, parents
     select_key, explore_key = jax.random.split(key)
-    parents = select_parents(scores, select_key, pbt_config.truncated)
+    parents = jnp.where(final, parents, select_parents(
+        scores, select_key, pbt_config.truncated))
     members = copy_from_parents(members, parents)
     if pbt_config.explore:
         replaced = parents != jnp.arange(count)
@@ -294,15 +308,16 @@ def generation(pbt_config: PBTConfig, agent: Agent,
                space: spaces.SearchSpace, state: PopulationState
                ) -> tuple[PopulationState, Metrics]:
     """One generation: `ready_updates` updates of every member (vmapped
-    `core.scan_updates`), scores, then `exploit_and_explore`; see `make`
-    for the metrics."""
+    `core.scan_updates`), scores, then `exploit_and_explore` (not at the
+    last generation); see `make` for the metrics."""
     members, updates = jax.vmap(lambda s: core.scan_updates(
         agent, s, pbt_config.ready_updates))(state.members)
     scores = score(updates["episode_return"], pbt_config.window)
     key, select_key = jax.random.split(state.key)
     trained = members.hparams
+    final = state.generation + 1 >= pbt_config.generations
     members, parents = exploit_and_explore(pbt_config, space, members,
-                                           scores, select_key)
+                                           scores, select_key, final)
     metrics = {
         "generation": state.generation + 1, "scores": scores,
         "parents": parents,

@@ -220,6 +220,18 @@ def test_exploit_and_explore_with_known_scores(known_population):
     np.testing.assert_array_equal(keys_data(after), keys_data(before))
 
 
+def test_the_final_generation_copies_nothing(known_population):
+    """`final` (the run's last generation): every member is its own parent
+    and comes back bit for bit, hyperparameters included."""
+    config = pbt_config(truncation=0.25, resample_probability=0.0)
+    after, parents = jax.device_get(jax.jit(
+        lambda m, s, k: pbt.exploit_and_explore(config, SPACE, m, s, k,
+                                                final=jnp.bool_(True)))(
+            known_population, SCORES, jax.random.key(5)))
+    np.testing.assert_array_equal(parents, np.arange(MEMBERS))
+    assert_trees_equal(after, known_population)
+
+
 def test_exploit_without_explore_copies_hparams_unchanged(known_population):
     config = pbt_config(truncation=0.25, explore=False)
     after, parents = jax.device_get(jax.jit(
@@ -280,12 +292,15 @@ def independent_ranking(scores):
 
 def test_generations_follow_truncation_selection(pbt_run):
     """Every generation's parents and hyperparameters, checked against a
-    ranking of the reported scores computed here."""
+    ranking of the reported scores computed here; the last generation
+    copies nobody, so the final members are the ones trained."""
     _, final, metrics, _ = pbt_run
     count = pbt_config().truncated
     for g in range(GENERATIONS):
         order = independent_ranking(metrics["scores"][g])
         top, bottom = set(order[:count]), set(order[-count:])
+        if g + 1 == GENERATIONS:
+            top, bottom = set(), set()
         parents = metrics["parents"][g]
         replaced = set(np.flatnonzero(metrics["replaced"][g]))
         assert replaced == bottom
@@ -304,6 +319,11 @@ def test_generations_follow_truncation_selection(pbt_run):
             np.testing.assert_array_equal(
                 metrics["trained_hparams"]["learning_rate"][g + 1], after)
     np.testing.assert_array_equal(final.parents, metrics["parents"][-1])
+    np.testing.assert_array_equal(final.parents, np.arange(MEMBERS))
+    np.testing.assert_array_equal(final.members.hparams.learning_rate,
+                                  metrics["trained_hparams"]["learning_rate"]
+                                  [-1])
+    assert metrics["replaced"][:-1].any(axis=1).all()
     assert int(final.generation) == GENERATIONS
 
 
