@@ -104,7 +104,8 @@ def compile_frame(game: str, batch: int, render: bool, shape: str,
         (batch,) + x.shape[1:], x.dtype, sharding=sharding), tree)
     shares = {} if gathers else {k: 1 for k in lowering.GATHER_SHARES}
     begin = time.perf_counter()
-    with lowering.loop_shape(shape), lowering.gather_shares(**shares):
+    with lowering.every_backend(), lowering.loop_shape(shape), \
+            lowering.gather_shares(**shares):
         step = jax.jit(jax.vmap(lambda s, i: console.frame(board, s, i,
                                                            render)))
         lowered = step.lower(batched(state), batched(inputs))
@@ -123,7 +124,7 @@ def compile_preset_step(game: str, batch: int, shape: str,
                               params)
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
     begin = time.perf_counter()
-    with lowering.loop_shape(shape):
+    with lowering.every_backend(), lowering.loop_shape(shape):
         lowered = step.lower(
             _specs(keys, sharding), _specs(state, sharding),
             _spec(jax.ShapeDtypeStruct((batch,), jnp.int32), sharding),
@@ -145,7 +146,7 @@ def compile_a2c_update(game: str, batch: int, shape: str,
     state = jax.eval_shape(learner.init, jax.random.key(0),
                            config.hparams())
     begin = time.perf_counter()
-    with lowering.loop_shape(shape):
+    with lowering.every_backend(), lowering.loop_shape(shape):
         lowered = jax.jit(learner.update).lower(_specs(state, sharding))
     return _compile(lowered, begin)
 

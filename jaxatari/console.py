@@ -72,8 +72,9 @@ Two lowerings
 -------------
 On a GPU every conditional, and every iteration of a while loop whose trip
 count XLA cannot see, waits for a copy of its predicate to the host. So
-the instruction loop is traced twice and `jax.lax.platform_dependent`
-keeps one (`jaxatari.lowering`): the CPU's, as above (`_cpu_loop`), and
+the instruction loop is traced twice (once, the CPU's, in a process whose
+default backend is the CPU) and `jax.lax.platform_dependent` keeps one
+(`jaxatari.lowering`): the CPU's, as above (`_cpu_loop`), and
 the accelerator's (`_accelerator_loop`), where every batch-wide `cond`
 becomes the work itself (each console's changes are gated by its own
 masks anyway), the TIA write loop runs its 3 slots, a frame's pixels

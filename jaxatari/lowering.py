@@ -16,7 +16,10 @@ gpu-notes.md`, BENCHMARKS.md "The frame loop on a GPU"):
 
 So the frame loop is traced twice, once per variant, and
 `jax.lax.platform_dependent` keeps the one for the backend it is lowered
-for (`per_backend`):
+for (`per_backend`), except in a process whose default backend is the CPU:
+there only the CPU's is traced (`cpu_alone`), which cuts a third off a
+CPU user's first step, unless `every_backend` asks for both (a program
+exported or compiled from here for a GPU):
 
 * `CPU`: batch-wide conds around rare work, the instruction loop stops
   when the batch's last console does;
@@ -97,6 +100,7 @@ def _checked(variant: str | None, where: str) -> str | None:
 
 _forced = jax.make_user_context(default_value=_checked(
     os.environ.get(ENVIRONMENT_VARIABLE) or None, ENVIRONMENT_VARIABLE))
+_every_backend = jax.make_user_context(default_value=False)
 _tracing = threading.local()
 
 
@@ -111,6 +115,33 @@ def forced(variant: str | None) -> Iterator[None]:
     """
     with _forced(_checked(variant, "lowering.forced")):
         yield
+
+
+@contextlib.contextmanager
+def every_backend() -> Iterator[None]:
+    """Within, `per_backend` traces both variants even where JAX's default
+    backend is the CPU (part of the jit cache key).
+
+    For a program lowered from a CPU process for another platform:
+    `jax.export` for CUDA (`cuda_text`), a deviceless compile for a GPU
+    (`benchmarks/gpu_aot.py`). Without it such a program carries the
+    CPU's variant: the same bits, at the CPU variant's speed there.
+    """
+    with _every_backend(True):
+        yield
+
+
+def cpu_alone() -> bool:
+    """Whether what is traced now is lowered for the CPU alone: JAX's
+    default backend is the CPU (no GPU or TPU backend came up, or
+    `JAX_PLATFORMS` put the CPU first) and no `every_backend` is entered.
+
+    Then `per_backend` traces the CPU's variant alone: the other branch
+    of its `platform_dependent` would be traced only to be pruned (for
+    `jax.jit(env.step)` of Pong's preset, 10 of 16.5 s of its trace and
+    lowering on a 2-core CPU, BENCHMARKS.md).
+    """
+    return not _every_backend.value and jax.default_backend() == "cpu"
 
 
 def on_host(fn: Callable[[], T]) -> T:
@@ -345,9 +376,12 @@ def per_backend(cpu: Callable[[], T], accelerator: Callable[[], T]) -> T:
 
     Both are traced (`jax.lax.platform_dependent`); only the chosen one is
     lowered and compiled. Inside a variant being traced (a `per_backend`
-    within another's branch), that variant's own is traced alone.
+    within another's branch), that variant's own is traced alone, and so
+    is the CPU's where nothing traced is lowered for another platform
+    (`cpu_alone`).
     """
-    variant = _forced.value or tracing_variant()
+    variant = (_forced.value or tracing_variant()
+               or (CPU if cpu_alone() else None))
     if variant is not None:
         return traced_as(variant, cpu if variant == CPU else accelerator)
     return jax.lax.platform_dependent(
@@ -412,10 +446,13 @@ TRITON_CALL = "__gpu$xla.gpu.triton"
 def cuda_text(fn: Callable, *args) -> str:
     """`jax.jit(fn)(*args)`'s program lowered for a CUDA GPU without one
     (`jax.export`), as MLIR text for `audit`; the plain kernel's Triton
-    call allowed (it has no compatibility guarantee across versions)."""
+    call allowed (it has no compatibility guarantee across versions);
+    traced for every backend (`every_backend`), so that a variant not
+    forced is CUDA's."""
     check = jax.export.DisabledSafetyCheck.custom_call(TRITON_CALL)
-    return jax.export.export(jax.jit(fn), platforms=["cuda"],
-                             disabled_checks=[check])(*args).mlir_module()
+    with every_backend():
+        return jax.export.export(jax.jit(fn), platforms=["cuda"],
+                                 disabled_checks=[check])(*args).mlir_module()
 
 
 PACKED_MAX = 32

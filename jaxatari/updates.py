@@ -150,9 +150,12 @@ def small_batch_on_cpu(axis_size: int, one_by_one, whole_batch):
     """`one_by_one()` for a batch of at most `KERNEL_MAX_BATCH` on the CPU,
     `whole_batch()` otherwise (both are traced for a small batch; the
     accelerator's lowering, `lowering.batch_conds()` false, takes
-    `whole_batch()` on any backend)."""
+    `whole_batch()` on any backend; where nothing traced is lowered for
+    another platform, `lowering.cpu_alone()`, only `one_by_one()`)."""
     if axis_size > KERNEL_MAX_BATCH or not lowering.batch_conds():
         return whole_batch()
+    if lowering.cpu_alone():
+        return one_by_one()
     return jax.lax.platform_dependent(cpu=one_by_one, default=whole_batch)
 
 

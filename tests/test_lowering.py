@@ -305,11 +305,67 @@ def test_a_per_backend_inside_a_variant_traces_that_variant_alone():
         return lowering.per_backend(variant("cpu", 0),
                                     variant("accelerator", 1))
 
-    with lowering.forced(None):
+    with lowering.forced(None), lowering.every_backend():
         outer = jax.jit(lambda: lowering.per_backend(inner, inner))
         assert int(outer()) == (0 if jax.default_backend() == "cpu" else 1)
     # each outer branch traced its own inner variant once, as itself
     assert traced == [("cpu", True), ("accelerator", False)]
+
+
+def test_a_cpu_process_traces_the_cpus_variant_alone(monkeypatch):
+    """Where JAX's default backend is the CPU, `per_backend` traces the
+    CPU's variant alone (`cpu_alone`), unless `every_backend` is entered
+    (part of the jit cache key, so a program traced outside is traced
+    again within); with an accelerator's default backend, both."""
+    traced = []
+
+    def variant(name, value):
+        def trace():
+            traced.append(name)
+            return jnp.int32(value)
+        return trace
+    fn = jax.jit(lambda: lowering.per_backend(variant("cpu", 0),
+                                              variant("accelerator", 1)))
+    with lowering.forced(None):   # the suite forces the CPU's (conftest)
+        assert lowering.cpu_alone()
+        assert int(fn()) == 0 and traced == ["cpu"]
+        with lowering.every_backend():
+            assert not lowering.cpu_alone()
+            assert int(fn()) == 0 and traced == ["cpu", "cpu", "accelerator"]
+        monkeypatch.setattr(lowering.jax, "default_backend", lambda: "gpu")
+        assert not lowering.cpu_alone()
+        del traced[:]
+        jax.make_jaxpr(lambda: lowering.per_backend(
+            variant("cpu", 0), variant("accelerator", 1)))()
+        assert traced == ["cpu", "accelerator"]
+
+
+def test_a_cpu_users_step_holds_no_accelerator_variant():
+    """`jax.jit(env.step)` of the preset on the CPU, as a user traces it
+    (no variant forced): no `platform_dependent` choice and no Pallas
+    kernel are left in its program, only the CPU's loop; `cuda_text`
+    (`test_cuda_lowering_has_no_conditional_in_the_instruction_loop`)
+    traces the accelerator's for CUDA from the same process."""
+    env, params = jaxatari.make_atari("pong", num_envs=2)
+    key = jax.random.key(0)
+    _, state = env.reset(key, params)
+    action = jnp.zeros((2,), jnp.int32)
+    with lowering.forced(None), lowering.plain_kernel("gpu"):
+        jaxpr = jax.make_jaxpr(env.step)(key, state, action, params)
+    names = set()
+
+    def walk(inner):
+        for eqn in inner.eqns:
+            names.add(eqn.primitive.name)
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else (
+                        value,):
+                    sub = getattr(sub, "jaxpr", sub)
+                    if hasattr(sub, "eqns"):
+                        walk(sub)
+    walk(jaxpr.jaxpr)
+    assert "while" in names   # the frame loop was walked
+    assert not {"platform_index", "pallas_call"} & names, names
 
 
 def test_on_host_runs_the_cpu_variant_under_an_accelerator(monkeypatch):

@@ -25,7 +25,9 @@ def _traced() -> list[str]:
 
 
 def test_only_the_default_backends_variant_is_traced_within():
-    with lowering.forced(None):   # the suite forces the CPU's (conftest)
+    # the suite forces the CPU's (conftest); `every_backend`: both traced
+    # on this CPU, as on an accelerator's default backend
+    with lowering.forced(None), lowering.every_backend():
         assert sorted(_traced()) == sorted(lowering.VARIANTS)
         with _config.default_backend_lowering() as variant:
             assert variant == lowering.CPU   # this suite runs on the CPU
