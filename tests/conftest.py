@@ -38,10 +38,10 @@ def _pin_worker_to_a_core() -> None:
 _pin_worker_to_a_core()
 
 # One lowering of the frame loop, the CPU's, traced instead of both
-# (`jaxatari.lowering`; subprocesses inherit it), as a CPU process does
-# by default since `lowering.cpu_alone`, and also inside
-# `lowering.every_backend`. tests/test_lowering.py lowers both, and the
-# per-backend choice, explicitly.
+# (`jaxatari.lowering`; subprocesses inherit it). A CPU process does so
+# by default (`lowering.cpu_alone`); forced, it holds inside
+# `lowering.every_backend` too. tests/test_lowering.py lowers both, and
+# the per-backend choice, explicitly.
 os.environ.setdefault("JAXATARI_LOWERING", "cpu")
 
 import hypothesis  # noqa: E402

@@ -21,6 +21,7 @@ import pytest
 
 import jaxatari
 from jaxatari import console, lowering
+from tests import jaxprs
 
 MIXED_GAMES = ("pong", "journey_escape", "pitfall2", "klax", "qbert",
                "montezuma_revenge", "ms_pacman", "space_invaders",
@@ -352,18 +353,7 @@ def test_a_cpu_users_step_holds_no_accelerator_variant():
     action = jnp.zeros((2,), jnp.int32)
     with lowering.forced(None), lowering.plain_kernel("gpu"):
         jaxpr = jax.make_jaxpr(env.step)(key, state, action, params)
-    names = set()
-
-    def walk(inner):
-        for eqn in inner.eqns:
-            names.add(eqn.primitive.name)
-            for value in eqn.params.values():
-                for sub in value if isinstance(value, (tuple, list)) else (
-                        value,):
-                    sub = getattr(sub, "jaxpr", sub)
-                    if hasattr(sub, "eqns"):
-                        walk(sub)
-    walk(jaxpr.jaxpr)
+    names = jaxprs.primitives(jaxpr.jaxpr)
     assert "while" in names   # the frame loop was walked
     assert not {"platform_index", "pallas_call"} & names, names
 

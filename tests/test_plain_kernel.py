@@ -7,7 +7,6 @@ the kernel only where it can."""
 from __future__ import annotations
 
 import jax
-import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import pytest
 import jaxatari
 from benchmarks import kernel_steps
 from jaxatari import console, lowering, plain_kernel
+from tests import jaxprs
 
 BATCH = 6
 """Not a power of 2: the kernel's block of 8 is padded with 2 consoles
@@ -149,22 +149,12 @@ def test_the_kernel_queues_tia_writes_until_it_cannot(pong):
         assert (blocked[0] < count).all(), (blocked[0], count)
 
 
-def _primitives(jaxpr) -> set[str]:
-    """The names of every primitive in `jaxpr`, its sub-jaxprs included."""
-    names = set()
-    for eqn in jaxpr.eqns:
-        names.add(eqn.primitive.name)
-        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
-            names |= _primitives(sub)
-    return names
-
-
 def _frame_primitives(board, state, inputs, board_axis=None) -> set[str]:
     frame = jax.vmap(lambda b, s, i: console.frame(b, s, i, False),
                      in_axes=(board_axis, 0, 0))
     with lowering.forced(lowering.ACCELERATOR):
-        return _primitives(jax.make_jaxpr(frame)(board, state,
-                                                 inputs).jaxpr)
+        return jaxprs.primitives(jax.make_jaxpr(frame)(board, state,
+                                                       inputs).jaxpr)
 
 
 def test_the_gpu_mode_traces_the_kernel_for_cuda_alone(pong):
