@@ -94,7 +94,8 @@ from jaxatari.tia_tables import (
     HMM1, HMOVE, HMOVE_BLANK_CYCLES, HMP0, HMP1, LINE, M0_PLAIN,
     MAX_SCANLINES, MOTION, NUSIZ0, NUSIZ1, PAL_HEIGHT, PAL_MAX_SCANLINES, PF,
     PF0, PF1, PF2, PF_DELAY, POKE_DELAY, PRIORITY_TABLE, REFLECT, REFP0,
-    REFP1, RESBL, RESM0, RESM1, RESMP0, RESMP1, RESP0, RESP1, VBLANK, VDELBL,
+    REFP1, RESBL, RESM0, RESM1, RESMP0, RESMP1, RESP0, RESP1, SCORE, PRIORITY,
+    VBLANK, VDELBL,
     VDELP0, VDELP1, VSYNC, WIDTH, WSYNC, _copies)
 from jaxatari.tia_objects import enabled_objects
 
@@ -221,12 +222,71 @@ def _pixels_at(objects: jax.Array, x: jax.Array, mode: jax.Array,
                table: jax.Array) -> jax.Array:
     """uint8 colours of a line's pixels `x` (int32[N], each in [0, 160))
     drawn with `objects` (`_line_colours` gives the other arguments)."""
+    if PLANES:
+        return _planes_pixels(objects, x, mode, only_pf, colours)
     bits = (objects[:, x >> 5] >> (x & 31).astype(jnp.uint32)) & 1
     code = jnp.sum(bits.astype(jnp.int32) << jnp.arange(6)[:, None], axis=0)
     half = (x >= 80).astype(jnp.int32)
     slot = table[half, code | mode]
     slot = jnp.where(only_pf & ((code & PF) != 0), 2 + half, slot)
     return colours[slot].astype(jnp.uint8)
+
+
+PLANES = True
+"""Whether `_pixels_at` resolves colours word by word (`_colour_planes`:
+two bits a pixel) rather than from six object bits a pixel and
+`PRIORITY_TABLE` (the same bits, `tests/test_tia_planes.py`)."""
+
+
+def _left_half() -> jax.Array:
+    """uint32[5]: the bits of a 160-pixel mask that cover pixels 0 to 79
+    (built from an iota, not a constant: `_windowed_pixels` may run under
+    a batched cond, which would batch a constant it closes over)."""
+    word = jnp.arange(5)
+    return jnp.where(word < 2, jnp.uint32(0xFFFFFFFF), jnp.where(
+        word == 2, jnp.uint32(0xFFFF), jnp.uint32(0)))
+
+
+def _colour_planes(objects: jax.Array, mode: jax.Array,
+                   only_pf: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`PRIORITY_TABLE` word by word: uint32[5] masks of the pixels whose
+    colour slot (0 BK, 1 PF, 2 P0, 3 P1) has bit 1 set, and of those with
+    bit 0 set, for a line drawn with `objects` (`_line_colours`' `mode`
+    and `only_pf`)."""
+    p0, m0, p1, m1, bl, pf = (objects[i] for i in range(6))
+    first, second, field = p0 | m0, p1 | m1, bl | pf
+    left = _left_half()
+    ones = jnp.uint32(0xFFFFFFFF)
+    score = jnp.where((mode & SCORE) != 0, ones, jnp.uint32(0))
+    scored = pf & score
+    # PRIORITY: the playfield and ball, then P0 and M0, then P1 and M1.
+    high_prio = ~field & (first | second)
+    low_prio = field | (~first & second)
+    # No PRIORITY: P0/M0, then P1/M1 (P0's colour over a scored left
+    # half), then the playfield (scored: P0's left, P1's right), the ball.
+    high = first | second | scored
+    low = ~first & ((second & ~(scored & left)) | (~second & (
+        (scored & ~left) | (pf & ~score) | (~pf & bl))))
+    prio = (mode & PRIORITY) != 0
+    high = jnp.where(prio, high_prio, high)
+    low = jnp.where(prio, low_prio, low)
+    # Stella's quirk: the playfield alone in score mode is scored.
+    quirk = jnp.where(only_pf, pf, jnp.uint32(0))
+    return high | quirk, (low & ~quirk) | (quirk & ~left)
+
+
+def _planes_pixels(objects: jax.Array, x: jax.Array, mode: jax.Array,
+                   only_pf: jax.Array, colours: jax.Array) -> jax.Array:
+    """`_pixels_at` from `_colour_planes`: two bits a pixel, not six and
+    a table."""
+    high, low = _colour_planes(objects, mode, only_pf)
+    if x.shape[0] == WIDTH:   # the whole line: each word's 32 bits
+        shifts = jnp.arange(32, dtype=jnp.uint32)
+        bit = lambda w: ((w[:, None] >> shifts) & 1).reshape(WIDTH)
+    else:
+        bit = lambda w: (w[x >> 5] >> (x & 31).astype(jnp.uint32)) & 1
+    slot = (bit(high) << 1) | bit(low)
+    return colours[slot.astype(jnp.int32)].astype(jnp.uint8)
 
 
 PIXEL_WINDOW = 32
@@ -723,18 +783,8 @@ def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
     """
     reg = address & 0x3F
     clock = cycle * 3
-    x = (clock - tia.frame_start) % LINE
-    delay = jnp.asarray(POKE_DELAY)[reg]
-    delay = jnp.where(delay < 0, jnp.asarray(PF_DELAY)[(x // 3) & 3], delay)
-    # RESPx inside a copy of the player first draws 11 clocks ahead.
-    ahead = jnp.zeros((), bool)
-    moved_players = {}
-    for p, r in (("0", RESP0), ("1", RESP1)):
-        moved, early = _reset_player(dict(tia.regs), p, x)
-        moved_players.update({k: moved[k] for k in (f"posp{p}", f"skip_p{p}")})
-        ahead = ahead | ((reg == r) & early)
-    tia, writes = draw(tia, jnp.where(ahead, clock + 11, clock + delay),
-                       ystart, render, enabled, rows)
+    tia, writes, moved_players = _draw_before_write(
+        tia, reg, cycle, ystart, render, enabled, rows)
     too_long = clock >= frame_limit_clock(tia)
     vsync_end = (reg == VSYNC) & ((value & 2) == 0) & (
         clock >= tia.vsync_finish)
@@ -745,6 +795,38 @@ def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
     wait = wsync_wait(tia.frame_start, reg, cycle, last_access_was_read,
                       enabled)
     return tia, wait, enabled & (too_long | vsync_end), writes
+
+
+def write_rows(tia: TIAState, address: jax.Array, cycle: jax.Array,
+               ystart: jax.Array, enabled: bool | jax.Array = True,
+               rows: int | None = None) -> tia_rows.RowWrites:
+    """The screen rows a CPU write to the TIA draws before it changes a
+    register (`write_registers`' rows, with pixels), and nothing else:
+    what a rendered frame needs of the write besides its registers."""
+    return _draw_before_write(tia, address & 0x3F, cycle, ystart, True,
+                              enabled, rows)[1]
+
+
+def _draw_before_write(tia: TIAState, reg: jax.Array, cycle: jax.Array,
+                       ystart: jax.Array, render: bool | jax.Array,
+                       enabled: bool | jax.Array, rows: int | None):
+    """The draw up to where a write of register `reg` at `cycle` takes
+    effect (`POKE_DELAY`; a RESPx inside a copy of its player 11 clocks
+    ahead): the state drawn, its rows, and the players' positions and
+    skip flags a RESPx would set."""
+    clock = cycle * 3
+    x = (clock - tia.frame_start) % LINE
+    delay = jnp.asarray(POKE_DELAY)[reg]
+    delay = jnp.where(delay < 0, jnp.asarray(PF_DELAY)[(x // 3) & 3], delay)
+    ahead = jnp.zeros((), bool)
+    moved_players = {}
+    for p, r in (("0", RESP0), ("1", RESP1)):
+        moved, early = _reset_player(dict(tia.regs), p, x)
+        moved_players.update({k: moved[k] for k in (f"posp{p}", f"skip_p{p}")})
+        ahead = ahead | ((reg == r) & early)
+    drawn, writes = draw(tia, jnp.where(ahead, clock + 11, clock + delay),
+                         ystart, render, enabled, rows)
+    return drawn, writes, moved_players
 
 
 def wsync_wait(frame_start: jax.Array, reg: jax.Array, cycle: jax.Array,

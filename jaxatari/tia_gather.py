@@ -164,6 +164,9 @@ def writer(board: Board, board_axes, batch: int | None, render,
         return functools.partial(write_compacted, board, board_axes, render,
                                  compacted_size(batch))
     if _draws_one_by_one(batch, render):
+        if PIXELS_APART:
+            return functools.partial(write_pixels_apart, board, board_axes,
+                                     per_console(False))
         return functools.partial(write_one_by_one, board, board_axes, render)
     return per_console(render)
 
@@ -317,6 +320,66 @@ def write_one_by_one(board: Board, board_axes, render, state: Console,
                                screen=screen, written=written)
     return (state.replace(tia=machine_tia, cpu=state.cpu.replace(
         cycles=state.cpu.cycles + added)), waited + added, on & ends[rank])
+
+
+PIXELS_APART = True
+"""Whether a rendered frame's writes (a batch on the kernel path, the CPU's
+lowering) take their registers for the whole batch at once and only their
+pixels one writer at a time (`write_pixels_apart`), rather than the whole
+write one writer at a time (`write_one_by_one`). Both give the same bits;
+on 256 consoles in play a drawn frame ran 1.17x (Pong) to 1.31x
+(Ms. Pac-Man) faster apart, with `tia.PLANES` (BENCHMARKS.md, "Pixels
+apart from the registers")."""
+
+
+def write_pixels_apart(board: Board, board_axes, undrawn: Callable,
+                       state: Console, k: jax.Array, waited: jax.Array,
+                       on: jax.Array):
+    """`console._write_logged` of a rendered frame for a batch in the CPU's
+    lowering: the registers, stalls and frame ends for the whole batch at
+    once as an undrawn frame's (`undrawn`, masked to `on`), then the
+    pixels of the consoles whose draw writes a row, one at a time.
+
+    A write's rows depend only on the TIA before it (`tia.write_rows`), so
+    they are drawn from the slot's starting registers; which consoles
+    draw any is found for the batch at once without pixels (XLA drops
+    the unused pixel work), and the loop visits only those, with slices
+    and slice updates (the frame loop stays one kernel)."""
+    size = on.shape[0]
+    names = sorted(state.tia.regs)
+    packed = packed_regs(state.tia.regs, names)
+    entries = state.log[jnp.arange(size), k]
+    (ystart,) = board_rows(board, board_axes, size, "ystart")
+    rows = state.tia.screen.shape[-2]
+
+    def rows_of(regs, entry, waited_k, ystart_k, on_k):
+        address, _, cycle, _ = logged_write(entry, waited_k)
+        return tia.write_rows(
+            tia.TIAState(regs=regs, screen=None, written=None), address,
+            cycle, ystart_k, on_k, rows)
+
+    row = jax.vmap(lambda *a: rows_of(*a).row)(
+        state.tia.regs, entries, waited, ystart, on)
+    drawing = on & jnp.any(row < rows, axis=-1)
+    counts = jnp.cumsum(drawing.astype(jnp.int32))
+
+    def draw(carry):
+        n, screen, written = carry
+        writer = _nth_writer(counts, n)
+        item = lambda x: updates.console_item(x, writer)
+        writes = rows_of(unpacked_regs(item(packed), names), item(entries),
+                         item(waited), item(ystart), True)
+        screen, written = tia_rows.rows_into(screen, written, (writer,),
+                                             writes)
+        return n + 1, screen, written
+
+    _, screen, written = jax.lax.while_loop(
+        lambda carry: carry[0] < counts[-1], draw,
+        (jnp.int32(0), state.tia.screen, state.tia.written))
+    state, waited, ends = undrawn(state, k, waited, on)
+    return (state.replace(tia=state.tia.replace(screen=screen,
+                                                written=written)),
+            waited, ends)
 
 
 def _draw_in_turn(render, names: list[str], slot: tuple,

@@ -129,9 +129,12 @@ def test_consoles_in_step_wait_for_their_draws_and_end_as_the_cpus():
         np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))
 
 
-def test_write_one_by_one_draws_each_writer_as_it_alone_would(batch):
+@pytest.mark.parametrize("apart", [False, True])
+def test_write_one_by_one_draws_each_writer_as_it_alone_would(batch, apart):
     """A small batch in the CPU's lowering draws a slot's writes for the
-    writing consoles alone, one after another (`write_one_by_one`); each
+    writing consoles alone, one after another (`write_one_by_one`; or
+    the registers for all, masked, and the pixels one writer after
+    another: `write_pixels_apart`); each
     slot must leave every console, pixels included, as the vmapped
     `console._write_logged` (which draws for all, masked) does, and the
     consoles that do not write untouched."""
@@ -149,8 +152,11 @@ def test_write_one_by_one_draws_each_writer_as_it_alone_would(batch):
     state = state.replace(log=log, tia=state.tia.set(
         vblank=jnp.zeros_like(state.tia.vblank),
         colubk=jnp.full_like(state.tia.colubk, 0x44)))
-    ones = jax.jit(lambda s, k, w, on: tia_gather.write_one_by_one(
-        env.board, axes, True, s, k, w, on))
+    undrawn = jax.vmap(lambda s, k, w, on: console._write_logged(
+        env.board, None, False, s, k, w, on))
+    ones = jax.jit(lambda s, k, w, on: tia_gather.write_pixels_apart(
+        env.board, axes, undrawn, s, k, w, on) if apart else
+        tia_gather.write_one_by_one(env.board, axes, True, s, k, w, on))
     alls = jax.jit(jax.vmap(lambda s, k, w, on: console._write_logged(
         env.board, None, True, s, k, w, on)))
     got = expected = state.replace(frame_log=None)
