@@ -10,7 +10,7 @@ checks the drawn frames end in the same state, and times them in turn
 """
 import os, sys, time, json, statistics
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
-sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jax, jax.numpy as jnp, numpy as np
 from jaxatari import console, lowering, tia_gather, tia
 from lowering import _consoles

@@ -278,7 +278,8 @@ def _colour_planes(objects: jax.Array, mode: jax.Array,
 def _planes_pixels(objects: jax.Array, x: jax.Array, mode: jax.Array,
                    only_pf: jax.Array, colours: jax.Array) -> jax.Array:
     """`_pixels_at` from `_colour_planes`: two bits a pixel, not six and
-    a table."""
+    a table. An `x` of 160 pixels is the whole line in order (every
+    caller's `jnp.arange(WIDTH)`), read word by word without a gather."""
     high, low = _colour_planes(objects, mode, only_pf)
     if x.shape[0] == WIDTH:   # the whole line: each word's 32 bits
         shifts = jnp.arange(32, dtype=jnp.uint32)
@@ -797,9 +798,9 @@ def write_registers(tia: TIAState, address: jax.Array, value: jax.Array,
     return tia, wait, enabled & (too_long | vsync_end), writes
 
 
-def write_rows(tia: TIAState, address: jax.Array, cycle: jax.Array,
-               ystart: jax.Array, enabled: bool | jax.Array = True,
-               rows: int | None = None) -> tia_rows.RowWrites:
+def rows_of_write(tia: TIAState, address: jax.Array, cycle: jax.Array,
+                  ystart: jax.Array, enabled: bool | jax.Array = True,
+                  rows: int | None = None) -> tia_rows.RowWrites:
     """The screen rows a CPU write to the TIA draws before it changes a
     register (`write_registers`' rows, with pixels), and nothing else:
     what a rendered frame needs of the write besides its registers."""

@@ -340,8 +340,9 @@ def write_pixels_apart(board: Board, board_axes, undrawn: Callable,
     once as an undrawn frame's (`undrawn`, masked to `on`), then the
     pixels of the consoles whose draw writes a row, one at a time.
 
-    A write's rows depend only on the TIA before it (`tia.write_rows`), so
-    they are drawn from the slot's starting registers; which consoles
+    A write's rows depend only on the TIA before it
+    (`tia.rows_of_write`), so they are drawn from the slot's starting
+    registers; which consoles
     draw any is found for the batch at once without pixels (XLA drops
     the unused pixel work), and the loop visits only those, with slices
     and slice updates (the frame loop stays one kernel)."""
@@ -354,7 +355,7 @@ def write_pixels_apart(board: Board, board_axes, undrawn: Callable,
 
     def rows_of(regs, entry, waited_k, ystart_k, on_k):
         address, _, cycle, _ = logged_write(entry, waited_k)
-        return tia.write_rows(
+        return tia.rows_of_write(
             tia.TIAState(regs=regs, screen=None, written=None), address,
             cycle, ystart_k, on_k, rows)
 
