@@ -122,7 +122,7 @@ def _chip_reads(state: Console, inputs: Inputs, address, cycle, in_riot,
     preset's step on the CPU (BENCHMARKS.md, "The chips' registers read
     only when read").
     """
-    riot_io = in_riot & ((address & 0x0200) != 0)
+    riot_io = in_riot & ~riot.is_ram(address)
 
     def registers():
         riot_state, io_value = riot.read_io(
@@ -132,8 +132,8 @@ def _chip_reads(state: Console, inputs: Inputs, address, cycle, in_riot,
     new_riot, io_value, tia_value = when_any(
         riot_io | in_tia, axis_name, registers,
         (state.riot, jnp.int32(0), jnp.int32(0)))
-    ram_value = state.riot.ram[address & 0x7F].astype(jnp.int32)
-    riot_value = jnp.where((address & 0x0200) == 0, ram_value, io_value)
+    riot_value = jnp.where(riot.is_ram(address),
+                           riot.ram_byte(state.riot, address), io_value)
     return new_riot, riot_value, tia_value
 
 
@@ -162,7 +162,7 @@ def peek(board: Board, state: Console, address: jax.Array):
     riot_ram = (address & 0x1280) == 0x80
     value = jnp.where(in_cart, cart.opcode_byte(
         board.cart, state.segments, state.chips, address),
-        state.riot.ram[address & 0x7F].astype(jnp.int32))
+        riot.ram_byte(state.riot, address))
     return value, jnp.where(in_cart, cart_plain, riot_ram)
 
 

@@ -122,6 +122,17 @@ def _read_intim(riot: RIOTState, cycle: jax.Array):
     return value & 0xFF, new, count
 
 
+def is_ram(address: jax.Array) -> jax.Array:
+    """Whether a RIOT address (A12=0, A7=1) is RAM (A9=0), not the ports
+    and timer."""
+    return (address & 0x0200) == 0
+
+
+def ram_byte(riot: RIOTState, address: jax.Array) -> jax.Array:
+    """The RAM byte at a RIOT RAM address, as int32 (no side effects)."""
+    return riot.ram[address & 0x7F].astype(jnp.int32)
+
+
 def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
          swcha: jax.Array, swchb: jax.Array,
          enabled: jax.Array) -> tuple[RIOTState, jax.Array]:
@@ -138,11 +149,10 @@ def read(riot: RIOTState, address: jax.Array, cycle: jax.Array,
     Returns:
         The new state and the byte read.
     """
-    is_ram = (address & 0x0200) == 0
-    ram_value = riot.ram[address & 0x7F].astype(jnp.int32)
+    ram = is_ram(address)
     new, io_value = read_io(riot, address, cycle, swcha, swchb,
-                            enabled & ~is_ram)
-    return new, jnp.where(is_ram, ram_value, io_value)
+                            enabled & ~ram)
+    return new, jnp.where(ram, ram_byte(riot, address), io_value)
 
 
 def read_io(riot: RIOTState, address: jax.Array, cycle: jax.Array,
@@ -170,11 +180,11 @@ def write(riot: RIOTState, address: jax.Array, value: jax.Array,
     RAM stores the byte; DDRA is kept; port writes are ignored (no output
     device is attached); the four timer registers load the timer.
     """
-    is_ram = (address & 0x0200) == 0
+    to_ram = is_ram(address)
     ram = updates.set_item(riot.ram, address & 0x7F, jnp.where(
-        enabled & is_ram, value, riot.ram[address & 0x7F]))
+        enabled & to_ram, value, riot.ram[address & 0x7F]))
     return write_io(riot, address, value, cycle,
-                    enabled & ~is_ram).replace(ram=ram)
+                    enabled & ~to_ram).replace(ram=ram)
 
 
 def write_io(riot: RIOTState, address: jax.Array, value: jax.Array,
