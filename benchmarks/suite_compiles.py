@@ -17,13 +17,18 @@ tracing, lowering and compiling, and how many programs XLA compiled.
 With `--programs N` it prints the N costliest programs by name instead
 (every backend compile of a second or more is kept with its function's
 name and test, in `programs_<worker>.json`): how often each was
-compiled, in how many files, and its seconds.
+compiled, in how many files, and its seconds. With `--repeats N` it
+prints the N costliest programs XLA compiled more than once under the
+same persistent-cache key (JAX's cache-miss log names the key before each
+compile): the same program, compiled again because the other worker was
+still compiling it or because its entry was never written.
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import json
+import logging
 import os
 import pathlib
 from typing import Any
@@ -41,6 +46,16 @@ _running = ["<outside tests>"]
 _seconds: dict[str, collections.Counter] = collections.defaultdict(
     collections.Counter)
 _programs: list[dict] = []
+_missed_key = [None]
+
+
+class _CacheMisses(logging.Handler):
+    """Keeps the key of JAX's last persistent-cache miss, which it logs
+    just before it compiles the program (`compiler.py`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("PERSISTENT COMPILATION CACHE MISS"):
+            _missed_key[0] = str(record.args[1])
 
 
 def report_dir() -> pathlib.Path:
@@ -55,7 +70,10 @@ def _listen(event: str, duration: float, **details: Any) -> None:
         _seconds[_running[0]][phase.replace("_s", "_count")] += 1
     if phase == "compile_s" and duration >= PROGRAM_MIN_S:
         _programs.append({"test": _running[0], "seconds": round(duration, 2),
-                          "name": str(details.get("fun_name", "?"))})
+                          "name": str(details.get("fun_name", "?")),
+                          "key": _missed_key[0]})
+    if phase == "compile_s":
+        _missed_key[0] = None
 
 
 def pytest_configure(config) -> None:
@@ -63,6 +81,9 @@ def pytest_configure(config) -> None:
     del config
     import jax.monitoring
     jax.monitoring.register_event_duration_secs_listener(_listen)
+    compiler_log = logging.getLogger("jax._src.compiler")
+    compiler_log.setLevel(logging.DEBUG)
+    compiler_log.addHandler(_CacheMisses(logging.DEBUG))
 
 
 def pytest_runtest_protocol(item, nextitem) -> None:
@@ -95,6 +116,20 @@ def per_program(programs: list[dict]) -> list[dict]:
     return sorted(({**row, "seconds": round(row["seconds"], 1),
                     "files": len(row["files"])} for row in rows.values()),
                   key=lambda row: -row["seconds"])
+
+
+def repeated(programs: list[dict]) -> list[dict]:
+    """The kept compiles whose cache key was compiled more than once,
+    summed by key, most seconds spent on the repeats first."""
+    by_key: dict[str, list[dict]] = collections.defaultdict(list)
+    for program in programs:
+        if program.get("key"):
+            by_key[program["key"]].append(program)
+    rows = [{"name": runs[0]["name"], "compiles": len(runs),
+             "repeat_s": round(sum(r["seconds"] for r in runs[1:]), 1),
+             "tests": sorted({r["test"] for r in runs})}
+            for runs in by_key.values() if len(runs) > 1]
+    return sorted(rows, key=lambda row: -row["repeat_s"])
 
 
 def per_file(per_test: dict[str, dict[str, float]]) -> list[dict]:
@@ -154,7 +189,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="how many files to print")
     parser.add_argument("--programs", type=int, default=0,
                         help="print this many programs by name instead")
+    parser.add_argument("--repeats", type=int, default=0,
+                        help="print this many programs compiled more than "
+                             "once under one cache key instead")
     args = parser.parse_args(argv)
+    if args.repeats:
+        programs = load_programs(args.dir or report_dir())
+        for row in repeated(programs)[:args.repeats]:
+            print(json.dumps(row))
+        return
     if args.programs:
         programs = load_programs(args.dir or report_dir())
         for row in per_program(programs)[:args.programs]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import json
+import logging
 import os
 import pathlib
 import subprocess
@@ -100,4 +101,64 @@ def test_a_long_compile_is_kept_with_its_name(monkeypatch):
     suite_compiles._listen(event, 0.2, fun_name="jit(short)")
     suite_compiles._listen(event, 1.5, fun_name="jit(long)")
     assert suite_compiles._programs == [
-        {"test": "tests/a.py::t", "seconds": 1.5, "name": "jit(long)"}]
+        {"test": "tests/a.py::t", "seconds": 1.5, "name": "jit(long)",
+         "key": None}]
+
+
+def test_a_compile_keeps_the_cache_key_jax_logged_before_it(monkeypatch):
+    monkeypatch.setattr(suite_compiles, "_programs", [])
+    monkeypatch.setattr(suite_compiles, "_seconds", collections.defaultdict(
+        collections.Counter))
+    monkeypatch.setattr(suite_compiles, "_running", ["tests/a.py::t"])
+    monkeypatch.setattr(suite_compiles, "_missed_key", [None])
+    event = "/jax/core/compile/backend_compile_duration"
+    handler = suite_compiles._CacheMisses()
+    handler.handle(logging.LogRecord(
+        "jax._src.compiler", logging.DEBUG, "compiler.py", 135,
+        "PERSISTENT COMPILATION CACHE MISS for '%s' with key %r",
+        ("jit_step", "jit_step-abc123"), None))
+    suite_compiles._listen(event, 2.0, fun_name="jit(step)")
+    suite_compiles._listen(event, 1.5, fun_name="jit(boot)")   # no miss log
+    assert [p["key"] for p in suite_compiles._programs] == [
+        "jit_step-abc123", None]
+
+
+def test_jax_logs_the_key_of_a_cache_miss_as_the_handler_reads_it(tmp_path):
+    """The handler against JAX itself: a fresh program, cache on."""
+    script = f'''
+import logging, jax
+from benchmarks import suite_compiles
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+log = logging.getLogger("jax._src.compiler")
+log.setLevel(logging.DEBUG)
+log.addHandler(suite_compiles._CacheMisses())
+jax.jit(lambda x: x * 3 + 1)(1.0).block_until_ready()
+print(suite_compiles._missed_key[0])
+'''
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "JAX_ENABLE_COMPILATION_CACHE": "true"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out[-1].startswith("jit__lambda") and len(out[-1]) > 40
+
+
+def test_repeats_sum_the_compiles_after_the_first_of_one_key(
+        tmp_path, capsys):
+    """`--repeats`: one key compiled three times costs its last two."""
+    kept = [{"test": "tests/a.py::t", "seconds": 2.0, "name": "jit(step)",
+             "key": "k1"},
+            {"test": "tests/b.py::u", "seconds": 3.0, "name": "jit(step)",
+             "key": "k1"},
+            {"test": "tests/b.py::w", "seconds": 1.5, "name": "jit(step)",
+             "key": "k1"},
+            {"test": "tests/a.py::v", "seconds": 4.0, "name": "jit(boot)",
+             "key": "k2"},
+            {"test": "tests/a.py::x", "seconds": 9.0, "name": "jit(old)"}]
+    (tmp_path / "programs_gw0.json").write_text(json.dumps(kept[:2]))
+    (tmp_path / "programs_gw1.json").write_text(json.dumps(kept[2:]))
+    suite_compiles.main(["--dir", str(tmp_path), "--repeats", "5"])
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rows == [{"name": "jit(step)", "compiles": 3, "repeat_s": 4.5,
+                     "tests": ["tests/a.py::t", "tests/b.py::u",
+                               "tests/b.py::w"]}]
