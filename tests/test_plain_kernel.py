@@ -14,7 +14,7 @@ import pytest
 import jaxatari
 from benchmarks import kernel_steps
 from jaxatari import console, lowering, plain_kernel
-from tests import jaxprs
+from tests import accelerator_on_cpu, jaxprs
 
 BATCH = 6
 """Not a power of 2: the kernel's block of 8 is padded with 2 consoles
@@ -40,11 +40,11 @@ def pong():
     return _consoles("pong")
 
 
-def _frames(board, state, inputs, renders: tuple[bool, ...]):
-    """The frames of one program, whether each is drawn given as data (as
-    `AtariEnv.step` gives it on an accelerator)."""
-    step = jax.jit(jax.vmap(lambda s, i, render: console.frame(
-        board, s, i, render), in_axes=(0, 0, None)))
+def _frames(board, state, inputs, renders: tuple[bool, ...], variant: str):
+    """The frames of one program in lowering `variant`, whether each is
+    drawn given as data (as `AtariEnv.step` gives it on an accelerator)."""
+    step = accelerator_on_cpu.jit(jax.vmap(lambda s, i, render: console.frame(
+        board, s, i, render), in_axes=(0, 0, None)), variant)
     for render in renders:
         state = step(state, inputs, jnp.asarray(render))
     return jax.device_get(state)
@@ -95,13 +95,14 @@ def test_kernel_frames_end_as_the_cpus(game, monkeypatch):
         monkeypatch.setattr(lowering, "CHUNK", 1)   # no trips to spare
     board, state, inputs = _consoles(game)
     with lowering.forced(lowering.CPU):
-        expected = _frames(board, state, inputs, RENDERS)
+        expected = _frames(board, state, inputs, RENDERS, lowering.CPU)
     in_kernel = []
     monkeypatch.setattr(plain_kernel, "run", kernel_steps.counting(
         plain_kernel.run, in_kernel))
     with lowering.forced(lowering.ACCELERATOR), \
             lowering.plain_kernel("interpret"):
-        got = _frames(board, state, inputs, RENDERS)
+        got = _frames(board, state, inputs, RENDERS,
+                      lowering.ACCELERATOR)
     for path, x, y in zip(jax.tree_util.tree_leaves_with_path(expected),
                           jax.tree.leaves(expected), jax.tree.leaves(got)):
         np.testing.assert_array_equal(x, y, jax.tree_util.keystr(path))

@@ -10,6 +10,7 @@ import pytest
 
 import jaxatari
 from jaxatari import bus, console, lowering, tia, tia_gather, tia_log
+from tests import accelerator_on_cpu
 
 BATCH, SHARE = 8, 4
 WRITERS = {0: 2, 1: 1, 6: 3}   # console: TIA writes logged (0 and 1 share
@@ -119,8 +120,8 @@ def test_consoles_in_step_wait_for_their_draws_and_end_as_the_cpus():
     for variant in lowering.VARIANTS:
         with lowering.forced(variant), lowering.gather_shares(
                 collisions=SHARE, writes=SHARE):
-            step = jax.jit(jax.vmap(lambda s, i: console.frame(
-                env.board, s, i, False)))
+            step = accelerator_on_cpu.jit(jax.vmap(
+                lambda s, i: console.frame(env.board, s, i, False)), variant)
             ends[variant] = jax.device_get(step(step(state, inputs), inputs))
     for path, x, y in zip(
             jax.tree_util.tree_leaves_with_path(ends[lowering.CPU]),

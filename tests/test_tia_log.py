@@ -10,6 +10,7 @@ import numpy as np
 
 import jaxatari
 from jaxatari import console, lowering, tia_log
+from tests import accelerator_on_cpu
 
 
 def test_an_entry_decodes_to_what_was_written():
@@ -80,8 +81,8 @@ def test_one_console_draws_the_same_pixels_in_both_lowerings():
     screens = {}
     for variant in lowering.VARIANTS:
         with lowering.forced(variant):
-            step = jax.jit(lambda s: console.frame(env.board, s, inputs,
-                                                   True))
+            step = accelerator_on_cpu.jit(lambda s: console.frame(
+                env.board, s, inputs, True), variant)
             machine = step(step(state))
         screens[variant] = jax.device_get(machine)
     for a, b in zip(jax.tree.leaves(screens[lowering.CPU]),
