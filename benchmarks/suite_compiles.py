@@ -193,16 +193,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="print this many programs compiled more than "
                              "once under one cache key instead")
     args = parser.parse_args(argv)
-    if args.repeats:
-        programs = load_programs(args.dir or report_dir())
-        for row in repeated(programs)[:args.repeats]:
-            print(json.dumps(row))
-        return
-    if args.programs:
-        programs = load_programs(args.dir or report_dir())
-        for row in per_program(programs)[:args.programs]:
-            print(json.dumps(row))
-        return
+    for count, rows_of in ((args.repeats, repeated),
+                           (args.programs, per_program)):
+        if count:
+            programs = load_programs(args.dir or report_dir())
+            for row in rows_of(programs)[:count]:
+                print(json.dumps(row))
+            return
     rows = per_file(load(args.dir or report_dir()))
     total = {"file": "(all)", "jax_s": round(sum(r["jax_s"] for r in rows),
                                               1),

@@ -17,4 +17,3 @@ def test_the_options_reach_xla_for_the_accelerators_lowering_alone(
         accelerator_on_cpu.jit(lambda v: v + 1)(x)
     cpu = accelerator_on_cpu.jit(lambda v: v + 2, lowering.CPU)
     assert cpu(x).tolist() == [2, 3, 4]
-
