@@ -14,6 +14,13 @@ curve over seeds.
 scanned rollout) against each algorithm's training at the same batch,
 so the agent's cost is a ratio: training frames/s / env frames/s.
 
+`conv`: the Nature CNN's gradient on a batch of stacked frames, under a
+plain `jit`, `--steps` of them in a `lax.scan` (as the training loops run
+it) and the same steps unrolled, with `conv.conv2d` (the networks'
+convolution) against `lax.conv_general_dilated`'s own gradient, whose
+convolutions XLA:CPU leaves non-canonical inside loops. Medians of
+`--repeats` calls after a compiling one.
+
 Prints one JSON line per measurement.
 
 Usage:
@@ -22,6 +29,7 @@ Usage:
         [--plot benchmarks/train_minatar.png]
     python benchmarks/train.py atari [--game pong] [--num-envs 8]
         [--updates 2]
+    python benchmarks/train.py conv [--batch 256] [--steps 4]
 """
 from __future__ import annotations
 
@@ -206,6 +214,50 @@ def env_frames_per_second(batched: Any, steps: int) -> dict[str, Any]:
             "compile_seconds": round(compile_seconds, 1)}
 
 
+def conv_gradients(args: argparse.Namespace) -> None:
+    from jax import lax
+
+    from jaxatari.agents import conv, networks
+    obs = jax.random.randint(jax.random.key(1), (args.batch, 4, 84, 84), 0,
+                             256, jnp.int32).astype(jnp.uint8)
+    for name, op in (("conv2d", conv.conv2d),
+                     ("lax", lax.conv_general_dilated)):
+        net = networks.NatureCNN(6, conv=op)
+        params = jax.jit(net.init)(jax.random.key(0), obs[:1])
+        for loop, program in _gradient_programs(net, args.steps).items():
+            compiled = jax.jit(program).lower(params, obs).compile()
+            jax.block_until_ready(compiled(params, obs))
+            times = []
+            for _ in range(args.repeats):
+                begin = time.perf_counter()
+                jax.block_until_ready(compiled(params, obs))
+                times.append(time.perf_counter() - begin)
+            count = 1 if loop == "plain" else args.steps
+            print(json.dumps({
+                "benchmark": "cnn_gradient", "conv": name, "loop": loop,
+                "batch": args.batch, "gradients": count,
+                "seconds": round(float(np.median(times)), 3),
+                "seconds_per_gradient": round(float(np.median(times))
+                                              / count, 3),
+                **machine()}), flush=True)
+
+
+def _gradient_programs(net: Any, steps: int) -> dict[str, Any]:
+    def step(params, obs):
+        def loss(p):
+            logits, value = net.apply(p, obs)
+            return jnp.sum(jax.nn.log_softmax(logits)[:, 0]) + jnp.sum(value)
+        grads = jax.grad(loss)(params)
+        return jax.tree.map(lambda p, g: p - 1e-6 * g, params, grads)
+
+    def looped(unroll):
+        def run(params, obs):
+            return jax.lax.scan(lambda p, _: (step(p, obs), None), params,
+                                None, length=steps, unroll=unroll)[0]
+        return run
+    return {"plain": step, "scan": looped(1), "unrolled": looped(True)}
+
+
 def main(argv: list[str] | None = None) -> None:
     top = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     modes = top.add_subparsers(dest="mode", required=True)
@@ -224,6 +276,11 @@ def main(argv: list[str] | None = None) -> None:
     ale.add_argument("--updates", type=int, default=2)
     ale.add_argument("--algos", nargs="+", default=list(ALGORITHMS))
     ale.set_defaults(run=atari)
+    grads = modes.add_parser("conv")
+    grads.add_argument("--batch", type=int, default=256)
+    grads.add_argument("--steps", type=int, default=4)
+    grads.add_argument("--repeats", type=int, default=3)
+    grads.set_defaults(run=conv_gradients)
     args = top.parse_args(argv)
     args.run(args)
 

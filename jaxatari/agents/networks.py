@@ -9,18 +9,21 @@ value head, as CleanRL and PureJaxRL initialise them), biases zero.
 * `NatureCNN` (Mnih et al. 2015): 32 8x8/4, 64 4x4/2, 64 3x3/1, dense 512,
   ReLU, one torso shared by both heads; uint8 frames are scaled by 1/255.
   It takes channels last or, as jaxatari's `FrameStack` gives them,
-  channels first (`[stack, 84, 84]`).
+  channels first (`[stack, 84, 84]`). Its convolutions are `conv.conv2d`,
+  whose gradient XLA:CPU runs fast inside the training loops.
 * `MLPActorCritic`: separate policy and value towers (64, 64, tanh), as
   PureJaxRL's CartPole agent; observations of any shape are flattened.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxatari.agents.conv import conv2d
 
 _SQRT2 = float(np.sqrt(2.0))
 
@@ -65,9 +68,12 @@ class NatureCNN(nn.Module):
         num_actions: the policy's action count.
         channels_first: observations are `[..., C, H, W]` (jaxatari's
             frame stack) rather than `[..., H, W, C]`.
+        conv: the convolution, in `lax.conv_general_dilated`'s signature:
+            `conv.conv2d`, or `lax`'s own to compare the two.
     """
     num_actions: int
     channels_first: bool = True
+    conv: Callable[..., jax.Array] = conv2d
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -76,7 +82,7 @@ class NatureCNN(nn.Module):
             x = jnp.moveaxis(x, -3, -1)
         for features, size, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = nn.Conv(features, (size, size), (stride, stride),
-                        padding="VALID",
+                        padding="VALID", conv_general_dilated=self.conv,
                         kernel_init=orthogonal(_SQRT2),
                         bias_init=nn.initializers.zeros)(x)
             x = nn.relu(x)
