@@ -14,6 +14,10 @@ curve over seeds.
 scanned rollout) against each algorithm's training at the same batch,
 so the agent's cost is a ratio: training frames/s / env frames/s.
 
+`random`: a uniformly random policy's mean episode return on any env id
+(a jaxatari game, whole games of unclipped score, or `gymnax:<id>`), the
+baseline for a `jaxatari train` run's curve.
+
 `conv`: the Nature CNN's gradient on a batch of stacked frames, under a
 plain `jit`, `--steps` of them in a `lax.scan` (as the training loops run
 it) and the same steps unrolled, with `conv.conv2d` (the networks'
@@ -29,6 +33,8 @@ Usage:
         [--plot benchmarks/train_minatar.png]
     python benchmarks/train.py atari [--game pong] [--num-envs 8]
         [--updates 2]
+    python benchmarks/train.py random [--env breakout] [--num-envs 64]
+        [--steps 2000] [--seeds 0 1 2]
     python benchmarks/train.py conv [--batch 256] [--steps 4]
 """
 from __future__ import annotations
@@ -214,6 +220,17 @@ def env_frames_per_second(batched: Any, steps: int) -> dict[str, Any]:
             "compile_seconds": round(compile_seconds, 1)}
 
 
+def random_baseline(args: argparse.Namespace) -> None:
+    env, params = envs.make_env(args.env, args.num_envs)
+    returns = [random_policy_return(env, params, args.num_envs, args.steps,
+                                    seed) for seed in args.seeds]
+    print(json.dumps({"benchmark": "random_policy", "env": args.env,
+                      "num_envs": args.num_envs, "steps": args.steps,
+                      "seeds": args.seeds,
+                      "mean_return": [round(r, 3) for r in returns],
+                      **machine()}), flush=True)
+
+
 def conv_gradients(args: argparse.Namespace) -> None:
     from jax import lax
 
@@ -276,6 +293,12 @@ def main(argv: list[str] | None = None) -> None:
     ale.add_argument("--updates", type=int, default=2)
     ale.add_argument("--algos", nargs="+", default=list(ALGORITHMS))
     ale.set_defaults(run=atari)
+    rand = modes.add_parser("random")
+    rand.add_argument("--env", default="breakout")
+    rand.add_argument("--num-envs", type=int, default=64)
+    rand.add_argument("--steps", type=int, default=2000)
+    rand.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    rand.set_defaults(run=random_baseline)
     grads = modes.add_parser("conv")
     grads.add_argument("--batch", type=int, default=256)
     grads.add_argument("--steps", type=int, default=4)
