@@ -234,6 +234,7 @@ def random_baseline(args: argparse.Namespace) -> None:
 def conv_gradients(args: argparse.Namespace) -> None:
     from jax import lax
 
+    from jaxatari import bench
     from jaxatari.agents import conv, networks
     obs = jax.random.randint(jax.random.key(1), (args.batch, 4, 84, 84), 0,
                              256, jnp.int32).astype(jnp.uint8)
@@ -243,19 +244,17 @@ def conv_gradients(args: argparse.Namespace) -> None:
         params = jax.jit(net.init)(jax.random.key(0), obs[:1])
         for loop, program in _gradient_programs(net, args.steps).items():
             compiled = jax.jit(program).lower(params, obs).compile()
-            jax.block_until_ready(compiled(params, obs))
-            times = []
-            for _ in range(args.repeats):
-                begin = time.perf_counter()
-                jax.block_until_ready(compiled(params, obs))
-                times.append(time.perf_counter() - begin)
+            def call(compiled=compiled):
+                return jax.block_until_ready(compiled(params, obs))
+            call()
+            seconds = float(np.median(bench.timed(call, args.repeats,
+                                                  budget=float("inf"))))
             count = 1 if loop == "plain" else args.steps
             print(json.dumps({
                 "benchmark": "cnn_gradient", "conv": name, "loop": loop,
                 "batch": args.batch, "gradients": count,
-                "seconds": round(float(np.median(times)), 3),
-                "seconds_per_gradient": round(float(np.median(times))
-                                              / count, 3),
+                "seconds": round(seconds, 3),
+                "seconds_per_gradient": round(seconds / count, 3),
                 **machine()}), flush=True)
 
 

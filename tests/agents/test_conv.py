@@ -94,8 +94,8 @@ def test_unsupported_options_raise(kwargs):
 
 def test_scanned_cnn_gradient_has_only_canonical_convolutions():
     """The Nature CNN's gradient inside a scan, compiled for the CPU: every
-    convolution is Eigen's canonical form (with `lax`'s own VJP, two of
-    the three per layer were not, and ran ~10x slower)."""
+    convolution is Eigen's canonical form (with `lax`'s own VJP, all 5
+    gradient convolutions were not, and ran ~10x slower)."""
     net = networks.NatureCNN(3)
     obs = jnp.zeros((2, 4, 84, 84), jnp.uint8)
     params = jax.jit(net.init)(jax.random.key(0), obs)
