@@ -12,7 +12,7 @@ the frame's time with and without tracing (tracing adds about a
 microsecond a thunk) and the loop's iteration count.
 
 Usage: python benchmarks/loop_profile.py --game pong --batch 1024 [--top 30]
-    [--render] [--board-per-console]
+    [--render] [--board-per-console] [--in-play STEPS]
 """
 from __future__ import annotations
 
@@ -74,12 +74,15 @@ def self_times(data: ProfileData) -> tuple[collections.Counter,
 
 
 def profile(game: str, batch: int, render: bool, top: int,
-            board_per_console: bool = False) -> list[dict]:
+            board_per_console: bool = False, in_play: int = 0) -> list[dict]:
     """The frame's timing row, then the `top` costliest thunks; with
     `board_per_console` each console gets its own copy of the board (as
-    the lock-step parity batch's consoles, each its own game's)."""
+    the lock-step parity batch's consoles, each its own game's); with
+    `in_play`, the preset's consoles that many random steps after its
+    reset (a game in play, not the attract screen)."""
     board, state, inputs = _consoles(game, batch,
-                                     shared_board=not board_per_console)
+                                     shared_board=not board_per_console,
+                                     in_play=in_play)
     with lowering.forced("cpu"):
         compiled = jax.jit(jax.vmap(
             lambda b, s, i: console.frame(b, s, i, render),
@@ -101,6 +104,7 @@ def profile(game: str, batch: int, render: bool, top: int,
     names = op_names(compiled.as_text())
     total = sum(v for k, v in own.items() if k != "ThunkExecutor::Execute")
     rows = [{"game": game, "batch": batch, "render": render,
+             "in_play": in_play,
              "board_per_console": board_per_console,
              "frame_s": plain, "frame_traced_s": traced,
              "loop_iterations": max((c for k, c in calls.items()
@@ -121,9 +125,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--board-per-console", action="store_true",
                         help="a copy of the board for each console")
+    parser.add_argument("--in-play", type=int, default=0,
+                        help="the preset's consoles this many random steps "
+                        "after its reset (default: the boot's reset states)")
     args = parser.parse_args()
     for row in profile(args.game, args.batch, args.render, args.top,
-                       args.board_per_console):
+                       args.board_per_console, args.in_play):
         print(json.dumps(row), flush=True)
 
 

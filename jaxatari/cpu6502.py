@@ -38,9 +38,10 @@ How it is built for vmap
 ------------------------
 There is no switch over opcodes. The opcode indexes one row of a control
 table generated once, at import, from a readable spec (the three 16x16 grids
-below: mnemonic, addressing mode, cycles). The row says, for each access slot,
-whether it reads or writes and which address it uses, and it drives a handful
-of shared ALU paths through small integer codes:
+below: mnemonic, addressing mode, cycles), gathered as 4 packed words
+(`control_row`). The row says, for each access slot, whether it reads or
+writes and which address it uses, and it drives a handful of shared ALU
+paths through small integer codes:
 
     operand --> unary stage (pass, ASL, LSR, ROL, ROR, INC, DEC)
             --> binary stage with a register (pass, AND, ORA, EOR, ADC, SBC,
@@ -77,7 +78,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import lowering
+from jaxatari import lowering, packed_table
 
 # --------------------------------------------------------------------------
 # The spec: three 16x16 grids, row = high nibble, column = low nibble.
@@ -817,10 +818,21 @@ def _branch(cpu: CPUState, ctl, offset):
     return taken, target, extra
 
 
-def control_row(opcode: jax.Array) -> jax.Array:
-    """The opcode's row of `CONTROL_TABLE` (a gather): what `step` looks
-    up by default."""
-    return jnp.asarray(CONTROL_TABLE)[opcode]
+PACKED_CONTROL_TABLE, _PACKED_LAYOUT = packed_table.pack(CONTROL_TABLE)
+"""`CONTROL_TABLE` packed: each opcode's 35 columns in 4 int32 words."""
+
+
+def control_row(opcode: jax.Array) -> packed_table.PackedRow:
+    """The opcode's row of `CONTROL_TABLE`, what `step` looks up by
+    default: a gather of its 4 packed words, each column then a shift
+    and a mask.
+
+    Gathering the 35 columns themselves cost XLA:CPU a gather of 35
+    elements a console at every instruction; the packed row made the
+    preset's step 1.04x to 1.08x faster on the CPU (BENCHMARKS.md, "The
+    6502's control row packed")."""
+    return packed_table.PackedRow(jnp.asarray(PACKED_CONTROL_TABLE)[opcode],
+                                  _PACKED_LAYOUT)
 
 
 def step(cpu: CPUState, bus_state: BusState, bus: Bus,
@@ -838,7 +850,7 @@ def step(cpu: CPUState, bus_state: BusState, bus: Bus,
             are disabled, so a bus that keeps its contract leaves the bus
             state unchanged too.
         control: the opcode's row of `CONTROL_TABLE`, anything indexed
-            by a column number (`control_row`, a gather, by default; a
+            by a column number (`control_row`, packed words, by default; a
             Pallas kernel, which cannot gather from values, reads the
             table through a ref instead: `benchmarks/pallas_probe.py`).
 
