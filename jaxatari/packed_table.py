@@ -50,7 +50,7 @@ class PackedRow:
     """
     __slots__ = ("words", "layout")
 
-    def __init__(self, words: jax.Array, layout: Layout):
+    def __init__(self, words: jax.Array, layout: Layout) -> None:
         self.words, self.layout = words, layout
 
     def __getitem__(self, column: int) -> jax.Array:
