@@ -56,7 +56,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxatari import boot_cache, environment, reset_carry, settings, spaces
+from jaxatari import (boot_cache, environment, lowering, reset_carry,
+                      settings, spaces)
 
 _CV_EPSILON = 1e-3  # OpenCV drops partial cells narrower than this
 FIRE = 1  # ALE's PLAYER_A_FIRE
@@ -509,8 +510,69 @@ class VecEnv(_Wrapper):
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, actions: jax.Array,
              params: Any):
-        """Each env's `step` (with its own auto-reset)."""
-        return self._each(self.env.step, key, state, actions, params)
+        """Each env's `step` (with its own auto-reset).
+
+        For a jaxatari env or wrapper, whose `step` is `step_env`, then
+        `reset_after` and a select where done, the batch's resets are made
+        apart from its steps, with the same bits. In the CPU's lowering
+        only the done envs are reset, `reset_chunk` at a time, and a step
+        where none is done makes no reset; in the accelerator's every env
+        is, masked (no loop, no cond). A reset draws, grays and resizes a
+        start screen: on the CPU, made for every env of a batch of 256,
+        that was a tenth or more of the preset's step (BENCHMARKS.md,
+        "The auto-reset for the done envs alone")."""
+        if not _resets_as_jaxatari(self.env):
+            return self._each(self.env.step, key, state, actions, params)
+        halves = jax.vmap(jax.random.split)(
+            jax.random.split(key, self.num_envs))
+        obs, stepped, reward, done, info = jax.vmap(
+            self.env.step_env, in_axes=(0, 0, 0, None))(
+                halves[:, 0], state, actions, params)
+        reset = functools.partial(self._reset_where_done, halves[:, 1],
+                                  params, done)
+        obs, state = lowering.per_backend(
+            cpu=lambda: self._reset_compacted(reset, done, (obs, stepped)),
+            accelerator=lambda: reset(jnp.arange(self.num_envs),
+                                      (obs, stepped)))
+        return obs, state, reward, done, info
+
+    @property
+    def reset_chunk(self) -> int:
+        """How many done envs the CPU's `step` resets at once: a 32nd of
+        the batch (about 1 env in 200 to 900 ends a random-play episode
+        at a step on Pong, Breakout and Ms. Pac-Man)."""
+        return -(-self.num_envs // 32)
+
+    def _reset_where_done(self, keys: jax.Array, params: Any,
+                          done: jax.Array, index: jax.Array,
+                          kept: tuple) -> tuple:
+        """(obs, state) `kept` with the envs `index` (in range, or
+        `num_envs` for none) reset where `done`: `reset_after` for those
+        envs alone, put back at their rows."""
+        take = lambda x: x.at[index].get(mode="clip")   # noqa: E731
+        valid = (index < self.num_envs) & take(done)
+        reset_obs, reset_state = jax.vmap(
+            functools.partial(reset_after, self.env),
+            in_axes=(0, 0, None, 0))(take(keys), jax.tree.map(take, kept[1]),
+                                     params, valid)
+        chosen = jnp.where(valid, index, self.num_envs)
+        return jax.tree.map(
+            lambda old, new: old.at[chosen].set(new, mode="drop"), kept,
+            (reset_obs, reset_state))
+
+    def _reset_compacted(self, reset, done: jax.Array, kept: tuple
+                         ) -> tuple:
+        """`reset` (`_reset_where_done`) of the done envs, `reset_chunk`
+        at a time, until none is left; no reset where none is done."""
+        def chunk(carry):
+            kept, todo = carry
+            index = jnp.nonzero(todo, size=self.reset_chunk,
+                                fill_value=self.num_envs)[0]
+            return reset(index, kept), todo.at[index].set(False,
+                                                          mode="drop")
+        kept, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), chunk,
+                                     (kept, done))
+        return kept
 
     def step_env(self, key: jax.Array, state: Any, actions: jax.Array,
                  params: Any):
@@ -521,6 +583,13 @@ class VecEnv(_Wrapper):
         keys = jax.random.split(key, self.num_envs)
         return jax.vmap(step, in_axes=(0, 0, 0, None))(keys, state, actions,
                                                         params)
+
+
+def _resets_as_jaxatari(env: Any) -> bool:
+    """Whether `env.step` is jaxatari's auto-reset (`_Wrapper.step`,
+    `AtariEnv.step`), which `VecEnv.step` may make for the batch at once."""
+    step = getattr(type(env), "step", None)
+    return step in (_Wrapper.step, environment.AtariEnv.step)
 
 
 def make_atari(game: str, num_envs: int = 1, *, frameskip: int = 4,

@@ -14,7 +14,7 @@ import ale_py
 import ale_py.vector_env
 import jaxatari
 import jaxatari.gym
-from jaxatari import environment, wrappers
+from jaxatari import environment, lowering, wrappers
 
 gymnasium.register_envs(ale_py)
 
@@ -222,6 +222,58 @@ def test_frame_stack_pads_and_pushes():
         assert np.asarray(terminal)[:, 0].tolist() == first[2:] + [2, 3]
         obs, state, _, done, _ = env.step(key, state, 0, None)
         assert bool(done) and np.asarray(obs)[:, 0].tolist() == first
+
+
+class _Keyed:
+    """An env whose reset draws from its key: obs = state = [steps, drawn];
+    done after 2 to 9 steps, by the drawn number."""
+    def reset(self, key, params):
+        drawn = jax.random.randint(key, (), 0, 1000)
+        return jnp.stack([jnp.int32(0), drawn]), jnp.stack([jnp.int32(0),
+                                                            drawn])
+
+    def step_env(self, key, state, action, params):
+        state = state.at[0].add(1)
+        done = state[0] > 1 + state[1] % 8
+        return state, state, jnp.int32(action) - 1, done, {"t": state[0]}
+
+
+@pytest.mark.parametrize("variant", ["cpu", "accelerator"])
+def test_vec_env_resets_as_each_env_would(variant):
+    """`VecEnv.step` makes a jaxatari auto-reset for the batch apart from
+    its steps (the CPU's lowering: the done envs alone, a chunk at a
+    time); the bits are each env's own `step`'s, including its reset
+    key, on steps with no env done and with more done than a chunk."""
+    env = wrappers.VecEnv(wrappers.ClipReward(_Keyed()), 8)
+    assert env.reset_chunk == 1
+    each = jax.jit(lambda *args: env._each(env.env.step, *args))
+    _, state = env.reset(jax.random.key(0), None)
+    counts = set()
+    with lowering.forced(variant):
+        step = jax.jit(env.step)
+        for t in range(16):
+            actions = jnp.asarray(np.random.default_rng(t).integers(
+                0, 2, 8), jnp.int32)
+            got = step(jax.random.key(t), state, actions, None)
+            want = each(jax.random.key(t), state, actions, None)
+            for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+                np.testing.assert_array_equal(a, b, err_msg=f"step {t}")
+            counts.add(int(got[3].sum()))
+            state = got[1]
+    assert 0 in counts and max(counts) > 1, counts
+
+
+def test_vec_env_steps_an_env_with_its_own_step_as_it_is():
+    class OwnStep(_Keyed):
+        def step(self, key, state, action, params):
+            return state, state, jnp.int32(7), jnp.asarray(True), {}
+
+    env = wrappers.VecEnv(OwnStep(), 3)
+    _, state = env.reset(jax.random.key(0), None)
+    _, after, reward, done, _ = env.step(jax.random.key(1), state,
+                                         jnp.zeros(3, jnp.int32), None)
+    np.testing.assert_array_equal(after, state)
+    assert reward.tolist() == [7, 7, 7] and bool(done.all())
 
 
 def test_clip_reward_keeps_the_unclipped_one():
