@@ -6,8 +6,9 @@ max of the last two frames, 84x84 gray, a stack of 4, up to 30 NOOP starts
 (FIRE first where the game has it), clipped rewards, no sticky actions,
 uniformly random actions. Each system plays it at its own batch sizes:
 
-* **jaxatari**: `make_atari`'s env, `vmap`ped inside a `lax.scan` of
-  `--steps` steps with actions drawn on the device, the batch split over
+* **jaxatari**: `make_atari`'s env, batched as `VecEnv.step_each`
+  batches it (each env's step, the resets made for the done envs alone
+  on the CPU) inside a `lax.scan` of `--steps` steps with actions drawn on the device, the batch split over
   all devices (`jaxatari.sharding`; on the CPU one XLA host device per
   core). The program is compiled ahead of time; its compile time is
   reported apart.
@@ -74,7 +75,7 @@ def rollout_program(env: Any, params: Any, batch: int, steps: int):
         reuses its buffers, so a batch holds one state, not two.
     """
     import jax
-    from jaxatari import sharding
+    from jaxatari import sharding, wrappers
     mesh = sharding.batch_mesh(batch)
     count = len(env.action_set)
 
@@ -84,9 +85,9 @@ def rollout_program(env: Any, params: Any, batch: int, steps: int):
             split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
             action = jax.vmap(lambda k: jax.random.randint(
                 k, (), 0, count))(split[:, 1])
-            _, state, reward, _, _ = jax.vmap(
-                env.step, in_axes=(0, 0, 0, None))(split[:, 2], state,
-                                                   action, params)
+            _, state, reward, _, _ = wrappers.VecEnv(
+                env, split.shape[0]).step_each(split[:, 2], state, action,
+                                               params)
             return (split[:, 0], state), reward
         (keys, state), rewards = jax.lax.scan(body, (keys, state), None,
                                               length=steps)

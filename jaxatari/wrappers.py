@@ -510,21 +510,30 @@ class VecEnv(_Wrapper):
     @functools.partial(jax.jit, static_argnums=(0,))
     def step(self, key: jax.Array, state: Any, actions: jax.Array,
              params: Any):
-        """Each env's `step` (with its own auto-reset).
+        """Each env's `step` (with its own auto-reset), each env with its
+        split of `key` (`step_each`)."""
+        return self.step_each(jax.random.split(key, self.num_envs), state,
+                              actions, params)
+
+    def step_each(self, keys: jax.Array, state: Any, actions: jax.Array,
+                  params: Any):
+        """`jax.vmap(env.step)` over the batch, `keys` one per env: the
+        same bits, made faster on the CPU.
 
         For a jaxatari env or wrapper, whose `step` is `step_env`, then
         `reset_after` and a select where done, the batch's resets are made
-        apart from its steps, with the same bits. In the CPU's lowering
-        only the done envs are reset, `reset_chunk` at a time, and a step
-        where none is done makes no reset; in the accelerator's every env
-        is, masked (no loop, no cond). A reset draws, grays and resizes a
-        start screen: on the CPU, made for every env of a batch of 256,
-        that was a tenth or more of the preset's step (BENCHMARKS.md,
-        "The auto-reset for the done envs alone")."""
+        apart from its steps. In the CPU's lowering only the done envs are
+        reset, `reset_chunk` at a time, and a step where none is done
+        makes no reset; in the accelerator's every env is, masked (no
+        loop, no cond). A reset draws, grays and resizes a start screen:
+        on the CPU, made for every env of a batch of 256, that was a
+        tenth to a sixth of the preset's step (BENCHMARKS.md, "The
+        auto-reset for the done envs alone"). Any other env's `step` is
+        vmapped as it is."""
         if not _resets_as_jaxatari(self.env):
-            return self._each(self.env.step, key, state, actions, params)
-        halves = jax.vmap(jax.random.split)(
-            jax.random.split(key, self.num_envs))
+            return jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
+                keys, state, actions, params)
+        halves = jax.vmap(jax.random.split)(keys)
         obs, stepped, reward, done, info = jax.vmap(
             self.env.step_env, in_axes=(0, 0, 0, None))(
                 halves[:, 0], state, actions, params)

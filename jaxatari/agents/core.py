@@ -44,6 +44,7 @@ import numpy as np
 import optax
 from flax import struct
 
+from jaxatari import wrappers
 from jaxatari.agents import networks
 
 Metrics = dict[str, jax.Array]
@@ -230,7 +231,10 @@ class BatchedEnv:
     state, action, params)` returning gymnax's 5-tuple `(obs, state,
     reward, done, info)` (jaxatari, gymnax < 1) or gymnax 1.x's 6-tuple
     `(obs, state, reward, terminated, truncated, info)`. A jaxatari
-    `VecEnv` (`make_atari`) is unwrapped to its single env.
+    `VecEnv` (`make_atari`) is unwrapped to its single env, and batched
+    again here as `VecEnv` batches it (`VecEnv.step_each`: a jaxatari
+    env's auto-resets for the done envs alone on the CPU, any other env's
+    `step` vmapped).
     """
 
     def __init__(self, env: Any, env_params: Any, num_envs: int,
@@ -257,7 +261,7 @@ class BatchedEnv:
     def step(self, key: jax.Array, env_state: Any,
              actions: jax.Array) -> StepResult:
         keys = jax.random.split(key, self.num_envs)
-        out = jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
+        out = wrappers.VecEnv(self.env, self.num_envs).step_each(
             keys, env_state, actions, self.params)
         if len(out) == 6:
             obs, env_state, reward, terminated, truncated, info = out
