@@ -8,10 +8,10 @@ uniformly random actions. Each system plays it at its own batch sizes:
 
 * **jaxatari**: `make_atari`'s env, batched as `VecEnv.step_each`
   batches it (each env's step, the resets made for the done envs alone
-  on the CPU) inside a `lax.scan` of `--steps` steps with actions drawn on the device, the batch split over
-  all devices (`jaxatari.sharding`; on the CPU one XLA host device per
-  core). The program is compiled ahead of time; its compile time is
-  reported apart.
+  on the CPU) inside a `lax.scan` of `--steps` steps with actions drawn
+  on the device, the batch split over all devices (`jaxatari.sharding`;
+  on the CPU one XLA host device per core). The program is compiled
+  ahead of time; its compile time is reported apart.
 * **ale-py AtariVectorEnv**: ale-py's C++ vector env, its defaults (the
   same workload), one thread per core.
 * **EnvPool**: `envpool.make("<Name>-v5", env_type="gymnasium")` with the

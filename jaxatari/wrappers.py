@@ -541,9 +541,20 @@ class VecEnv(_Wrapper):
                                   params, done)
         obs, state = lowering.per_backend(
             cpu=lambda: self._reset_compacted(reset, done, (obs, stepped)),
-            accelerator=lambda: reset(jnp.arange(self.num_envs),
-                                      (obs, stepped)))
+            accelerator=lambda: self._reset_masked(halves[:, 1], params,
+                                                   done, (obs, stepped)))
         return obs, state, reward, done, info
+
+    def _reset_masked(self, keys: jax.Array, params: Any, done: jax.Array,
+                      kept: tuple) -> tuple:
+        """(obs, state) `kept` with every env reset and the resets kept
+        where `done`: each env's own `step`, selects only."""
+        reset_obs, reset_state = jax.vmap(
+            functools.partial(reset_after, self.env),
+            in_axes=(0, 0, None, 0))(keys, kept[1], params, done)
+        return jax.tree.map(lambda old, new: jnp.where(
+            done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old),
+            kept, (reset_obs, reset_state))
 
     @property
     def reset_chunk(self) -> int:
