@@ -521,40 +521,36 @@ class VecEnv(_Wrapper):
         same bits, made faster on the CPU.
 
         For a jaxatari env or wrapper, whose `step` is `step_env`, then
-        `reset_after` and a select where done, the batch's resets are made
-        apart from its steps. In the CPU's lowering only the done envs are
-        reset, `reset_chunk` at a time, and a step where none is done
-        makes no reset; in the accelerator's every env is, masked (no
-        loop, no cond). A reset draws, grays and resizes a start screen:
-        on the CPU, made for every env of a batch of 256, that was a
-        tenth to a sixth of the preset's step (BENCHMARKS.md, "The
-        auto-reset for the done envs alone"). Any other env's `step` is
-        vmapped as it is."""
-        if not _resets_as_jaxatari(self.env):
+        `reset_after` and a select where done, the CPU's lowering makes
+        the batch's resets apart from its steps, for the done envs alone
+        (`_reset_done`): a step where none is done makes no reset. Each
+        env's own `step` resets every env, masked: a reset draws, grays
+        and resizes a start screen, which for a batch of 256 was a tenth
+        to a sixth of the preset's step on the CPU (BENCHMARKS.md, "The
+        auto-reset for the done envs alone"). The accelerator's lowering,
+        and any other env, vmap each env's `step` as it is (no loop, no
+        cond)."""
+        def each():
             return jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
                 keys, state, actions, params)
+        if not _resets_as_jaxatari(self.env):
+            return each()
+        return lowering.per_backend(
+            cpu=lambda: self._step_resetting_done(keys, state, actions,
+                                                  params),
+            accelerator=each)
+
+    def _step_resetting_done(self, keys: jax.Array, state: Any,
+                             actions: jax.Array, params: Any):
+        """`step_each` of a jaxatari env, its resets for the done envs
+        alone: each env's key split as its own `step` splits it."""
         halves = jax.vmap(jax.random.split)(keys)
         obs, stepped, reward, done, info = jax.vmap(
             self.env.step_env, in_axes=(0, 0, 0, None))(
                 halves[:, 0], state, actions, params)
-        reset = functools.partial(self._reset_where_done, halves[:, 1],
-                                  params, done)
-        obs, state = lowering.per_backend(
-            cpu=lambda: self._reset_compacted(reset, done, (obs, stepped)),
-            accelerator=lambda: self._reset_masked(halves[:, 1], params,
-                                                   done, (obs, stepped)))
+        obs, state = self._reset_done(halves[:, 1], params, done,
+                                      (obs, stepped))
         return obs, state, reward, done, info
-
-    def _reset_masked(self, keys: jax.Array, params: Any, done: jax.Array,
-                      kept: tuple) -> tuple:
-        """(obs, state) `kept` with every env reset and the resets kept
-        where `done`: each env's own `step`, selects only."""
-        reset_obs, reset_state = jax.vmap(
-            functools.partial(reset_after, self.env),
-            in_axes=(0, 0, None, 0))(keys, kept[1], params, done)
-        return jax.tree.map(lambda old, new: jnp.where(
-            done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old),
-            kept, (reset_obs, reset_state))
 
     @property
     def reset_chunk(self) -> int:
@@ -563,33 +559,25 @@ class VecEnv(_Wrapper):
         at a step on Pong, Breakout and Ms. Pac-Man)."""
         return -(-self.num_envs // 32)
 
-    def _reset_where_done(self, keys: jax.Array, params: Any,
-                          done: jax.Array, index: jax.Array,
-                          kept: tuple) -> tuple:
-        """(obs, state) `kept` with the envs `index` (in range, or
-        `num_envs` for none) reset where `done`: `reset_after` for those
-        envs alone, put back at their rows."""
-        take = lambda x: x.at[index].get(mode="clip")   # noqa: E731
-        valid = (index < self.num_envs) & take(done)
-        reset_obs, reset_state = jax.vmap(
-            functools.partial(reset_after, self.env),
-            in_axes=(0, 0, None, 0))(take(keys), jax.tree.map(take, kept[1]),
-                                     params, valid)
-        chosen = jnp.where(valid, index, self.num_envs)
-        return jax.tree.map(
-            lambda old, new: old.at[chosen].set(new, mode="drop"), kept,
-            (reset_obs, reset_state))
-
-    def _reset_compacted(self, reset, done: jax.Array, kept: tuple
-                         ) -> tuple:
-        """`reset` (`_reset_where_done`) of the done envs, `reset_chunk`
-        at a time, until none is left; no reset where none is done."""
+    def _reset_done(self, keys: jax.Array, params: Any, done: jax.Array,
+                    kept: tuple) -> tuple:
+        """(obs, state) `kept` with the envs `done` reset (`reset_after`
+        with their `keys`), `reset_chunk` at a time: each chunk gathered,
+        reset and put back at its rows, until none is left; no trip where
+        none is done."""
         def chunk(carry):
             kept, todo = carry
             index = jnp.nonzero(todo, size=self.reset_chunk,
                                 fill_value=self.num_envs)[0]
-            return reset(index, kept), todo.at[index].set(False,
-                                                          mode="drop")
+            take = lambda x: x.at[index].get(mode="clip")   # noqa: E731
+            reset = jax.vmap(functools.partial(reset_after, self.env),
+                             in_axes=(0, 0, None, 0))(
+                take(keys), jax.tree.map(take, kept[1]), params,
+                index < self.num_envs)
+            kept = jax.tree.map(
+                lambda old, new: old.at[index].set(new, mode="drop"), kept,
+                reset)
+            return kept, todo.at[index].set(False, mode="drop")
         kept, _ = jax.lax.while_loop(lambda carry: jnp.any(carry[1]), chunk,
                                      (kept, done))
         return kept
