@@ -6,7 +6,13 @@ lowering runs each instruction speculatively and again where a console
 read a collision latch (True, the default), or plans it and sets the
 latches first (False, as the accelerator's lowering does). Both are
 traced, compiled and timed in one process, alternately, on the same
-consoles and actions: `make_atari(GAME, num_envs=N)`, steps from its reset.
+consoles and actions: `make_atari(GAME, num_envs=N)`, after its reset and
+`--warm` steps of random actions (played once, before either way is
+traced). The envs must be in play: from the reset, a batch's consoles run
+nearly in step, so a latch read by one is read by all at the same
+instruction, and the rerun runs at a handful of instructions a frame. In
+play (Pong's paddles, each env's own actions) they are out of step, and
+some console reads a latch at a sixth or more of the instructions.
 
     python benchmarks/speculative_latches.py --games pong breakout --envs 256
 
@@ -28,14 +34,22 @@ import jaxatari
 from jaxatari import bus
 
 
-def measure(game: str, envs: int, rounds: int, steps: int) -> list[dict]:
-    """Rows for `rounds` alternations of the two ways on one preset."""
+def measure(game: str, envs: int, rounds: int, steps: int,
+            warm: int = 0) -> list[dict]:
+    """Rows for `rounds` alternations of the two ways on one preset,
+    `warm` steps into play."""
     env, params = jaxatari.make_atari(game, num_envs=envs)
     key = jax.random.key(0)
     _, start = env.reset(key, params)
     rng = np.random.default_rng(0)
-    actions = [jnp.asarray(rng.integers(0, env.num_actions, envs), jnp.int32)
-               for _ in range(steps)]
+    random_actions = lambda: jnp.asarray(  # noqa: E731
+        rng.integers(0, env.num_actions, envs), jnp.int32)
+    if warm:
+        play = jax.jit(env.step)
+        for k in range(warm):
+            _, start, *_ = play(jax.random.key(k + 1), start,
+                                random_actions(), params)
+    actions = [random_actions() for _ in range(steps)]
     rows, default = [], bus.SPECULATIVE_LATCHES
     try:
         for round_ in range(rounds):
@@ -43,7 +57,7 @@ def measure(game: str, envs: int, rounds: int, steps: int) -> list[dict]:
                 bus.SPECULATIVE_LATCHES = speculative
                 jax.clear_caches()   # the flag is read while tracing
                 rows.append({"game": game, "envs": envs, "round": round_,
-                             "speculative": speculative,
+                             "warm": warm, "speculative": speculative,
                              **_timed(env, params, key, start, actions)})
                 print(json.dumps(rows[-1]), flush=True)
     finally:
@@ -77,10 +91,12 @@ def main() -> None:
     parser.add_argument("--envs", type=int, nargs="+", default=[256])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--warm", type=int, default=40,
+                        help="steps played before the timed ones")
     args = parser.parse_args()
     for game in args.games:
         for envs in args.envs:
-            measure(game, envs, args.rounds, args.steps)
+            measure(game, envs, args.rounds, args.steps, args.warm)
 
 
 if __name__ == "__main__":
