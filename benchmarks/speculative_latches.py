@@ -8,11 +8,13 @@ latches first (False, as the accelerator's lowering does). Both are
 traced, compiled and timed in one process, alternately, on the same
 consoles and actions: `make_atari(GAME, num_envs=N)`, after its reset and
 `--warm` steps of random actions (played once, before either way is
-traced). The envs must be in play: from the reset, a batch's consoles run
-nearly in step, so a latch read by one is read by all at the same
-instruction, and the rerun runs at a handful of instructions a frame. In
-play (Pong's paddles, each env's own actions) they are out of step, and
-some console reads a latch at a sixth or more of the instructions.
+traced). The envs should be in play. Near the reset a batch's consoles
+run closer to in step, so their latch reads (Pong: 5 a console a frame)
+fall at fewer of the loop's instructions than in play, where each env's
+own actions put its console out of step. Warm states must be played with
+a key per step: states played with one key for every step gave timings
+that play does not (BENCHMARKS.md, "The latches and pixels re-measured
+in play").
 
     python benchmarks/speculative_latches.py --games pong breakout --envs 256
 
