@@ -45,8 +45,9 @@ def measure(game: str, envs: int, rounds: int, in_play: int) -> dict:
     venv, params = jaxatari.make_atari(game, num_envs=envs)
     _, state = jax.jit(venv.reset)(jax.random.key(0), params)
     ways = {"batch": jax.jit(venv.step),
-            "per_env": jax.jit(lambda *args: venv._each(venv.env.step,
-                                                        *args))}
+            "per_env": jax.jit(lambda key, *args: jax.vmap(
+                venv.env.step, in_axes=(0, 0, 0, None))(
+                    jax.random.split(key, envs), *args))}
     rng = np.random.default_rng(0)
     count = venv.action_space(params).n
     for i in range(in_play):

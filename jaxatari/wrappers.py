@@ -504,6 +504,12 @@ class VecEnv(_Wrapper):
         per env; the others get a plain `reset`'s state)."""
         keys = jax.random.split(key, self.num_envs)
         done = jnp.broadcast_to(jnp.asarray(done), (self.num_envs,))
+        return self._resets(keys, played, params, done)
+
+    def _resets(self, keys: jax.Array, played: Any, params: Any,
+                done: jax.Array) -> tuple:
+        """The module's `reset_after` of each env of `played`, with its
+        key and done flag."""
         return jax.vmap(functools.partial(reset_after, self.env),
                         in_axes=(0, 0, None, 0))(keys, played, params, done)
 
@@ -531,8 +537,7 @@ class VecEnv(_Wrapper):
         and any other env, vmap each env's `step` as it is (no loop, no
         cond)."""
         def each():
-            return jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
-                keys, state, actions, params)
+            return self._each(self.env.step, keys, state, actions, params)
         if not _resets_as_jaxatari(self.env):
             return each()
         return lowering.per_backend(
@@ -545,9 +550,8 @@ class VecEnv(_Wrapper):
         """`step_each` of a jaxatari env, its resets for the done envs
         alone: each env's key split as its own `step` splits it."""
         halves = jax.vmap(jax.random.split)(keys)
-        obs, stepped, reward, done, info = jax.vmap(
-            self.env.step_env, in_axes=(0, 0, 0, None))(
-                halves[:, 0], state, actions, params)
+        obs, stepped, reward, done, info = self._each(
+            self.env.step_env, halves[:, 0], state, actions, params)
         obs, state = self._reset_done(halves[:, 1], params, done,
                                       (obs, stepped))
         return obs, state, reward, done, info
@@ -570,10 +574,8 @@ class VecEnv(_Wrapper):
             index = jnp.nonzero(todo, size=self.reset_chunk,
                                 fill_value=self.num_envs)[0]
             take = lambda x: x.at[index].get(mode="clip")   # noqa: E731
-            reset = jax.vmap(functools.partial(reset_after, self.env),
-                             in_axes=(0, 0, None, 0))(
-                take(keys), jax.tree.map(take, kept[1]), params,
-                index < self.num_envs)
+            reset = self._resets(take(keys), jax.tree.map(take, kept[1]),
+                                 params, index < self.num_envs)
             kept = jax.tree.map(
                 lambda old, new: old.at[index].set(new, mode="drop"), kept,
                 reset)
@@ -585,10 +587,13 @@ class VecEnv(_Wrapper):
     def step_env(self, key: jax.Array, state: Any, actions: jax.Array,
                  params: Any):
         """Each env's `step_env` (no reset)."""
-        return self._each(self.env.step_env, key, state, actions, params)
+        return self._each(self.env.step_env,
+                          jax.random.split(key, self.num_envs), state,
+                          actions, params)
 
-    def _each(self, step, key, state, actions, params):
-        keys = jax.random.split(key, self.num_envs)
+    @staticmethod
+    def _each(step, keys, state, actions, params):
+        """`step` of each env, with its key and action."""
         return jax.vmap(step, in_axes=(0, 0, 0, None))(keys, state, actions,
                                                         params)
 

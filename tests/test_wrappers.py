@@ -246,7 +246,9 @@ def test_vec_env_resets_as_each_env_would(variant):
     key, on steps with no env done and with more done than a chunk."""
     env = wrappers.VecEnv(wrappers.ClipReward(_Keyed()), 8)
     assert env.reset_chunk == 1
-    each = jax.jit(lambda *args: env._each(env.env.step, *args))
+    each = jax.jit(lambda key, *args: jax.vmap(
+        env.env.step, in_axes=(0, 0, 0, None))(jax.random.split(key, 8),
+                                               *args))
     _, state = env.reset(jax.random.key(0), None)
     counts = set()
     with lowering.forced(variant):

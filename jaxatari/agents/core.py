@@ -247,6 +247,7 @@ class BatchedEnv:
                     f"make_atari(game, {num_envs}) or set num_envs to match")
             env = env.env        # the agent batches the single env
         self.env, self.params, self.num_envs = env, env_params, num_envs
+        self._batch = wrappers.VecEnv(env, num_envs)   # `step`'s batching
         self.life_loss_terminal = life_loss_terminal
         obs = jax.eval_shape(lambda k: env.reset(k, env_params)[0],
                              jax.random.key(0))
@@ -261,8 +262,7 @@ class BatchedEnv:
     def step(self, key: jax.Array, env_state: Any,
              actions: jax.Array) -> StepResult:
         keys = jax.random.split(key, self.num_envs)
-        out = wrappers.VecEnv(self.env, self.num_envs).step_each(
-            keys, env_state, actions, self.params)
+        out = self._batch.step_each(keys, env_state, actions, self.params)
         if len(out) == 6:
             obs, env_state, reward, terminated, truncated, info = out
             done = terminated | truncated
