@@ -224,7 +224,8 @@ def _noting_collision_reads(bus: cpu6502.Bus) -> cpu6502.Bus:
 
 
 def _speculative_step(board: Board, inputs: Inputs, state: Console,
-                      running: jax.Array, axis_name: str | None):
+                      running: jax.Array, axis_name: str | None,
+                      undrawable: jax.Array):
     """`step` for a lowering with batch-wide conds, without a DPC chip:
     the instruction run with the latches as they are, and again, for the
     batch, where some console of it read one, those consoles' latches
@@ -232,26 +233,31 @@ def _speculative_step(board: Board, inputs: Inputs, state: Console,
     both runs, so the last run is exact for every console. The two runs
     are one traced step in a loop of one or two trips (its predicate is
     over the batch: no select of the state), so the step is traced and
-    compiled once."""
+    compiled once.
+
+    A console `undrawable` (its TIA writes still queued: the latches
+    cannot be drawn yet) that read a latch does not run in the second
+    trip: it is left as it was, and the third result says so."""
     bus = _noting_collision_reads(atari_bus(board, inputs,
                                             axis_name=axis_name))
 
     def run(carry):
-        trip, _, _, read, cycle = carry
-        latched = latch_collisions(board, state, read, cycle * 3,
-                                   axis_name)
+        trip, _, _, read, cycle, _ = carry
+        deferred = read & undrawable
+        latched = latch_collisions(board, state, read & ~deferred,
+                                   cycle * 3, axis_name)
         cpu, (after, read, cycle) = cpu6502.step(
             state.cpu, (latched, jnp.asarray(False), jnp.int32(0)), bus,
-            running)
-        return trip + 1, cpu, after, read & running, cycle
+            running & ~deferred)
+        return trip + 1, cpu, after, read & running, cycle, deferred
 
     def again(carry):
         trip, read = carry[0], carry[3]
         return (trip == 0) | ((trip == 1) & _anywhere(read, axis_name))
-    _, cpu, after, _, _ = jax.lax.while_loop(
+    _, cpu, after, _, _, deferred = jax.lax.while_loop(
         again, run, (jnp.int32(0), state.cpu, state, jnp.asarray(False),
-                     jnp.int32(0)))
-    return cpu, after
+                     jnp.int32(0), jnp.asarray(False)))
+    return cpu, after, deferred
 
 
 def _anywhere(flag: jax.Array, axis_name: str | None) -> jax.Array:
@@ -274,8 +280,17 @@ def latch_collisions(board: Board, state: Console, reads: jax.Array,
         state.tia.collision)))
 
 
+def speculates(state: Console, latched: bool = False) -> bool:
+    """Whether `step` runs the instruction speculatively
+    (`_speculative_step`): in a lowering with batch-wide conds, unless
+    `latched` or the board has a DPC chip (static)."""
+    return (not latched and lowering.batch_conds() and SPECULATIVE_LATCHES
+            and state.chips.dpc is None)
+
+
 def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
-          axis_name: str | None, latched: bool = False):
+          axis_name: str | None, latched: bool = False,
+          undrawable: jax.Array | None = None):
     """`cpu6502.step` on the Atari bus, if `running`.
 
     A TIA read sees the collisions up to its cycle, drawn without moving
@@ -295,10 +310,19 @@ def step(board: Board, inputs: Inputs, state: Console, running: jax.Array,
     touched chip data, it runs again exactly, for all (a `lax.cond` on a
     batch-wide flag, so instructions that touch no chip data pay for the
     cheap part only).
+
+    `undrawable` (only where `speculates`): the consoles whose latches
+    cannot be drawn (their TIA writes are queued); one that reads a latch
+    is left as it was, and a third result, which consoles were, is
+    returned.
     """
-    if (not latched and lowering.batch_conds() and SPECULATIVE_LATCHES
-            and state.chips.dpc is None):
-        return _speculative_step(board, inputs, state, running, axis_name)
+    if speculates(state, latched):
+        cpu, after, deferred = _speculative_step(
+            board, inputs, state, running, axis_name,
+            jnp.asarray(False) if undrawable is None else undrawable)
+        return (cpu, after) if undrawable is None else (cpu, after, deferred)
+    if undrawable is not None:
+        raise ValueError("only a speculative step defers consoles")
     if not latched:
         reads, clock = collision_read(board, state, running)
         state = latch_collisions(board, state, reads, clock, axis_name)

@@ -503,6 +503,14 @@ def _collisions_and_blanking() -> list[Feature]:
         # collisions in $B0-$B7.
         Feature("outside_window", setup=ALL_ON + OVERLAP, blank=0,
                 overscan=WSYNC_ * 16 + sta(CXCLR)),
+        # The ball comes on in the last line of each half alone, just
+        # before the reads: a read that did not draw that write first (a
+        # write still queued: `jaxatari.tia_queue`) misses its collisions.
+        Feature("latch_read_after_write",
+                setup=ALL_ON + OVERLAP + write(ENABL, 0),
+                vblank=write(ENABL, 0),
+                line=if_line(1, write(ENABL, 2))
+                + if_line(96, write(ENABL, 0))),
     ]
 
 
