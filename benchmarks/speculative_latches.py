@@ -19,7 +19,8 @@ in play").
     python benchmarks/speculative_latches.py --games pong breakout --envs 256
 
 Prints one JSON line per (game, envs, way, round): trace and lowering,
-compile, and the median of the timed steps.
+compile, the timed steps and their median, and each step's observation
+summed (the same both ways).
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ import jaxatari
 from jaxatari import bus
 
 
-def measure(game: str, envs: int, rounds: int, steps: int,
-            warm: int = 0) -> list[dict]:
-    """Rows for `rounds` alternations of the two ways on one preset,
-    `warm` steps into play."""
+def in_play(game: str, envs: int, steps: int, warm: int = 0) -> tuple:
+    """`make_atari(game, num_envs=envs)` after its reset and `warm` steps
+    of random actions, a key per step: `(env, params, key, state,
+    actions)`, with `steps` random actions to time."""
     env, params = jaxatari.make_atari(game, num_envs=envs)
     key = jax.random.key(0)
     _, start = env.reset(key, params)
@@ -52,18 +53,35 @@ def measure(game: str, envs: int, rounds: int, steps: int,
             _, start, *_ = play(jax.random.key(k + 1), start,
                                 random_actions(), params)
     actions = [random_actions() for _ in range(steps)]
-    rows, default = [], bus.SPECULATIVE_LATCHES
+    return env, params, key, start, actions
+
+
+def measure(game: str, envs: int, rounds: int, steps: int,
+            warm: int = 0) -> list[dict]:
+    """Rows for `rounds` alternations of the two ways on one preset,
+    `warm` steps into play."""
+    return alternate(game, envs, rounds, steps, warm, bus,
+                     "SPECULATIVE_LATCHES", "speculative", (True, False))
+
+
+def alternate(game: str, envs: int, rounds: int, steps: int, warm: int,
+              module, constant: str, label: str, values) -> list[dict]:
+    """Rows for `rounds` passes over `values` of `module.constant` (read
+    while a step is traced) on one preset, `warm` steps into play, each
+    row printed as it comes; the constant is put back after."""
+    env, params, key, start, actions = in_play(game, envs, steps, warm)
+    rows, default = [], getattr(module, constant)
     try:
         for round_ in range(rounds):
-            for speculative in (True, False):
-                bus.SPECULATIVE_LATCHES = speculative
-                jax.clear_caches()   # the flag is read while tracing
+            for value in values:
+                setattr(module, constant, value)
+                jax.clear_caches()   # the constant is read while tracing
                 rows.append({"game": game, "envs": envs, "round": round_,
-                             "warm": warm, "speculative": speculative,
+                             "warm": warm, label: value,
                              **_timed(env, params, key, start, actions)})
                 print(json.dumps(rows[-1]), flush=True)
     finally:
-        bus.SPECULATIVE_LATCHES = default
+        setattr(module, constant, default)
     return rows
 
 
@@ -74,20 +92,24 @@ def _timed(env, params, key, state, actions) -> dict:
     traced = time.perf_counter()
     compiled = lowered.compile()
     done = time.perf_counter()
-    times = []
+    times, sums = [], []
     for action in actions:
         start = time.perf_counter()
         obs, state, *_ = compiled(key, state, action, params)
         jax.block_until_ready(obs)
         times.append(time.perf_counter() - start)
+        sums.append(int(jnp.sum(obs)))
     return {"trace_lower_s": round(traced - begin, 1),
             "compile_s": round(done - traced, 1),
             "step_s": [round(t, 3) for t in times],
-            "median_step_s": round(statistics.median(times), 3)}
+            "median_step_s": round(statistics.median(times), 3),
+            "obs_sums": sums}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def in_play_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser of the games, batches, rounds, timed steps and warm steps
+    that `alternate` takes."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--games", nargs="+", default=["pong", "breakout",
                                                        "ms_pacman"])
     parser.add_argument("--envs", type=int, nargs="+", default=[256])
@@ -95,7 +117,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--warm", type=int, default=40,
                         help="steps played before the timed ones")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = in_play_arguments(__doc__.split("\n")[0]).parse_args()
     for game in args.games:
         for envs in args.envs:
             measure(game, envs, args.rounds, args.steps, args.warm)

@@ -51,8 +51,10 @@ from jaxatari import bus, tia, tia_gather
 SLOTS = 16
 """The TIA writes each console of a batch may queue in the CPU's lowering,
 or 0 to apply each at its instruction (read when a frame is traced).
-Pong's preset at 256 envs stepped 1.3x to 1.8x faster at 16 than at 0,
-in play (BENCHMARKS.md, "TIA writes queued in the CPU's lowering")."""
+At 256 envs in play the preset stepped 1.36x to 1.48x faster at 16 than
+at 0 on Pong, 1.24x to 1.37x on Ms. Pac-Man and 1.38x to 1.59x on
+Breakout; 32 and 64 were no faster on Pong (BENCHMARKS.md, "TIA writes
+queued in the CPU's lowering")."""
 
 ENTRY = 4
 """An entry as `Console.log` holds it: address, value, CPU cycle (the
