@@ -388,7 +388,7 @@ def _queues(loop: _Loop, state: Console) -> bool:
     """Whether the CPU's loop queues the batch's TIA writes
     (`tia_queue.SLOTS`): for a batch (not one console) whose step
     speculates on its latches (`bus.speculates`), keeping no TIA log."""
-    return (tia_queue.slots() > 0 and loop.axis_name is not None
+    return (tia_queue.checked_slots() > 0 and loop.axis_name is not None
             and bus.speculates(state) and state.frame_log is None)
 
 
@@ -426,7 +426,7 @@ def _queued_cpu_loop(loop: _Loop, state: Console, running: jax.Array):
     with jax.named_scope(lowering.INSTRUCTION_LOOP):
         carry = jax.lax.while_loop(goes_on, body, (
             jnp.int32(0), zeros, state, running, jnp.zeros_like(running),
-            tia_queue.empty(running.shape[0], tia_queue.slots())))
+            tia_queue.empty(running.shape[0], tia_queue.checked_slots())))
     return carry[2], carry[4]
 
 

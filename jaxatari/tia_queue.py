@@ -72,7 +72,7 @@ class Queue(NamedTuple):
     count: jax.Array
 
 
-def slots() -> int:
+def checked_slots() -> int:
     """`SLOTS`, checked: a queue must hold one instruction's writes."""
     if 0 < SLOTS < bus.MAX_TIA_WRITES:
         raise ValueError(
