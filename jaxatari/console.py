@@ -412,8 +412,8 @@ def _queued_cpu_loop(loop: _Loop, state: Console, running: jax.Array):
         count = count + (running & ~deferred)
         stops = state.cpu.jammed | (count >= INSTRUCTIONS_PER_UPDATE)
         state, queue, ends = tia_queue.settle(
-            state, queue, running, deferred, stops, loop.write_each,
-            loop.anywhere, line_ends)
+            state, queue, running, deferred, stops,
+            functools.partial(_drain, loop), loop.anywhere, line_ends)
         running = _still_running(state, running, ends, count)
         return trips + 1, count, state, running, stop | ends, queue
 
@@ -428,6 +428,20 @@ def _queued_cpu_loop(loop: _Loop, state: Console, running: jax.Array):
             jnp.int32(0), zeros, state, running, jnp.zeros_like(running),
             tia_queue.empty(running.shape[0], tia_queue.checked_slots())))
     return carry[2], carry[4]
+
+
+def _drain(loop: _Loop, state: Console, queue: tia_queue.Queue):
+    """Every queued TIA write applied, in order (`_apply_tia_writes`, as
+    `_apply_queued` does for the plain kernel's queue): the state, the CPU
+    as it was (the stalls are on it already), and which frames ended."""
+    def unstalled(view, k, waited, on):
+        view, _, ends = loop.write_each(view, k, jnp.zeros_like(waited), on)
+        return view, waited, ends
+
+    view, ends = _apply_tia_writes(
+        loop, state.replace(log=queue.entries, log_count=queue.count),
+        queue.count > 0, unstalled)
+    return state.replace(tia=view.tia), ends
 
 
 def _execute_deferring(board: Board, inputs: Inputs, render, state: Console,

@@ -146,49 +146,22 @@ def enqueue(state, queue: Queue, on: jax.Array,
             urgent)
 
 
-def drain(state, queue: Queue, write_each: Callable,
-          anywhere: Callable[[jax.Array], jax.Array]):
-    """Every queued write applied, in order, slot by slot for the batch.
-
-    Args:
-        state: the batch's console state.
-        queue: its queue.
-        write_each: `console._write_logged`'s batch form (the loop's
-            `write_each`): `(state, k, waited, on) -> (state, waited,
-            ends)`, applying entry `k` of `state.log` for the consoles
-            `on`.
-        anywhere: whether a flag holds for some console of the batch.
-
-    Returns:
-        The state (its TIA drawn and written; the CPU as it was: the
-        stalls are on it already), the empty queue, and which consoles'
-        frames the writes ended.
-    """
-    view = state.replace(log=queue.entries)
-    no_stall = jnp.zeros_like(queue.count)
-
-    def body(carry):
-        k, view, ends = carry
-        view, _, ended = write_each(view, k, no_stall, k < queue.count)
-        return k + 1, view, ends | ended
-
-    _, view, ends = jax.lax.while_loop(
-        lambda carry: anywhere(carry[0] < queue.count), body,
-        (no_stall, view, jnp.zeros(queue.count.shape, bool)))
-    return (state.replace(tia=view.tia),
-            queue._replace(count=no_stall), ends)
-
-
 def settle(state, queue: Queue, running: jax.Array, deferred: jax.Array,
-           stops: jax.Array, write_each: Callable,
+           stops: jax.Array, drain: Callable,
            anywhere: Callable[[jax.Array], jax.Array],
            line_ends: bool = False):
     """After a trip's instruction: the writes of the consoles that ran it
-    queued (`enqueue`), and the batch's queues drained (`drain`) if some
-    running console needs it: it was `deferred` (read a latch with writes
+    queued (`enqueue`), and the batch's queues drained if some running
+    console needs it: it was `deferred` (read a latch with writes
     queued), it queued an urgent write, it `stops` (jammed, or at the
     instruction cap), or its queue has no room for another instruction's
     writes.
+
+    Args:
+        drain: `(state, queue) -> (state, ends)`: every queued write
+            applied in order, the CPU left as it was (the stalls are on
+            it already), and which consoles' frames the writes ended
+            (`console._drain`).
 
     Returns:
         The state, the queue, and which consoles' frames the writes ended.
@@ -197,7 +170,8 @@ def settle(state, queue: Queue, running: jax.Array, deferred: jax.Array,
                                    anywhere, line_ends)
     drains = running & (deferred | urgent | stops | (
         room_left(queue) < bus.MAX_TIA_WRITES))
-    return jax.lax.cond(
-        anywhere(drains),
-        lambda: drain(state, queue, write_each, anywhere),
-        lambda: (state, queue, jnp.zeros_like(running)))
+    drained = anywhere(drains)
+    state, ends = jax.lax.cond(drained, lambda: drain(state, queue),
+                               lambda: (state, jnp.zeros_like(running)))
+    return state, queue._replace(count=jnp.where(drained, 0,
+                                                 queue.count)), ends
